@@ -1,0 +1,1 @@
+"""generator: not built yet (see its issue)."""

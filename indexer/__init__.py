@@ -1,0 +1,1 @@
+"""indexer: not built yet (see its issue)."""

@@ -1,0 +1,1 @@
+"""retriever: not built yet (see its issue)."""

@@ -1,0 +1,116 @@
+"""Sampled cell values: a few seeded random rows per table and the distinct values of text
+columns, read through a read-only connection.
+
+They feed serialization (PET-SQL's cell-value references: "Male" vs "M" matters) and, later,
+value matching in retrieval. Databases without a SQLite file have no samples.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import sqlite3
+from contextlib import closing
+from dataclasses import dataclass
+
+from schemagraph.errors import SourceError
+from schemagraph.model import Database, fold
+from schemagraph.readonly import connect_readonly, quote_identifier
+from schemagraph.seeds import derive_seed
+
+log = logging.getLogger(__name__)
+
+Value = str | int | float | bytes | None
+
+
+@dataclass(frozen=True)
+class TableSample:
+    table: str
+    columns: tuple[str, ...]
+    rows: tuple[tuple[Value, ...], ...]
+    row_count: int
+    #: distinct non-empty text values per text column (capped), in the engine's order
+    text_values: dict[str, tuple[str, ...]]
+
+
+@dataclass(frozen=True)
+class DatabaseSample:
+    db_id: str
+    tables: dict[str, TableSample]  # keyed by folded table name
+
+    def table(self, name: str) -> TableSample | None:
+        return self.tables.get(fold(name))
+
+
+def sample_database(
+    db: Database,
+    *,
+    rows: int = 3,
+    distinct: int = 50,
+    max_value_chars: int = 80,
+    seed: int = 0,
+) -> DatabaseSample | None:
+    """Sample `db`, or None when it has no data file.
+
+    `rows` random rows per table (seeded per database and table, so the same seed gives the same
+    rows on any machine), up to `distinct` distinct values per text column, text cut to
+    `max_value_chars`.
+    """
+    if rows < 0 or distinct < 0:
+        raise ValueError("rows and distinct must be >= 0")
+    if db.path is None:
+        return None
+    tables: dict[str, TableSample] = {}
+    try:
+        with closing(connect_readonly(db.path)) as conn:
+            conn.text_factory = lambda b: b.decode("utf-8", errors="replace")
+            for table in db.tables:
+                rng = random.Random(derive_seed(seed, "sample", db.id, table.name))
+                tables[fold(table.name)] = _sample_table(
+                    conn, table.name, rows, distinct, max_value_chars, rng
+                )
+    except sqlite3.DatabaseError as exc:
+        raise SourceError(f"{db.path}: cannot sample database {db.id!r}: {exc}") from None
+    return DatabaseSample(db.id, tables)
+
+
+def _sample_table(
+    conn: sqlite3.Connection,
+    table: str,
+    rows: int,
+    distinct: int,
+    max_chars: int,
+    rng: random.Random,
+) -> TableSample:
+    quoted = quote_identifier(table)
+    cursor = conn.execute(f"SELECT * FROM {quoted} LIMIT 0")
+    columns = tuple(d[0] for d in cursor.description)
+    count = conn.execute(f"SELECT COUNT(*) FROM {quoted}").fetchone()[0]
+    offsets = sorted(rng.sample(range(count), min(rows, count)))
+    picked = [
+        tuple(
+            _clip(v, max_chars)
+            for v in conn.execute(f"SELECT * FROM {quoted} LIMIT 1 OFFSET ?", (offset,)).fetchone()
+        )
+        for offset in offsets
+    ]
+    text_values: dict[str, tuple[str, ...]] = {}
+    if distinct:
+        for column in columns:
+            col = quote_identifier(column)
+            found = conn.execute(
+                f"SELECT DISTINCT {col} FROM {quoted} "
+                f"WHERE typeof({col}) = 'text' AND trim({col}) != '' LIMIT ?",
+                (distinct,),
+            ).fetchall()
+            if found:
+                text_values[column] = tuple(str(_clip(r[0], max_chars)) for r in found)
+    return TableSample(table, columns, tuple(picked), count, text_values)
+
+
+def _clip(value: Value, max_chars: int) -> Value:
+    if isinstance(value, str) and len(value) > max_chars:
+        return value[: max_chars - 1] + "…"
+    if isinstance(value, bytes):
+        return f"<{len(value)} bytes>"
+    return value

@@ -1,0 +1,96 @@
+"""Schema text for prompts.
+
+`create_table_text`: PET-SQL's reference-enhanced representation: CREATE TABLE statements with
+primary and foreign keys (only those between the tables shown) and a few sampled rows per table.
+`compact_text`: one line per table, `table(col*, col, ...)` with `*` marking primary keys, then
+one line per foreign key, for small prompts.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from schemagraph.errors import TraversalError
+from schemagraph.model import Database, Table, fold
+from schemagraph.samples import DatabaseSample, Value
+
+_PLAIN = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+def ident(name: str) -> str:
+    """`name` as written, double-quoted only when it is not a plain identifier."""
+    return name if _PLAIN.match(name) else '"' + name.replace('"', '""') + '"'
+
+
+def _tables(db: Database, names: Sequence[str] | None) -> list[Table]:
+    if names is None:
+        return list(db.tables)
+    try:
+        return [db.table(n) for n in names]
+    except KeyError as exc:
+        raise TraversalError(str(exc.args[0])) from None
+
+
+def create_table_text(
+    db: Database,
+    tables: Sequence[str] | None = None,
+    sample: DatabaseSample | None = None,
+    rows: int = 3,
+) -> str:
+    """CREATE TABLE statements for `tables` (default: all) of `db`, with `rows` sampled rows each
+    when `sample` is given."""
+    chosen = _tables(db, tables)
+    shown = {fold(t.name) for t in chosen}
+    parts = []
+    for table in chosen:
+        lines = [f"  {ident(c.name)} {c.type}".rstrip() for c in table.columns]
+        if table.primary_key:
+            lines.append(f"  PRIMARY KEY ({', '.join(ident(c) for c in table.primary_key)})")
+        for fk in table.foreign_keys:
+            if fold(fk.ref_table) in shown:
+                lines.append(
+                    f"  FOREIGN KEY ({', '.join(ident(c) for c in fk.columns)}) REFERENCES "
+                    f"{ident(fk.ref_table)}({', '.join(ident(c) for c in fk.ref_columns)})"
+                )
+        text = f"CREATE TABLE {ident(table.name)} (\n" + ",\n".join(lines) + "\n);"
+        table_sample = sample.table(table.name) if sample else None
+        if table_sample and rows > 0 and table_sample.rows:
+            picked = table_sample.rows[:rows]
+            text += (
+                f"\n/* {len(picked)} example rows from {ident(table.name)}:\n"
+                + _grid(table_sample.columns, picked)
+                + "\n*/"
+            )
+        parts.append(text)
+    return "\n\n".join(parts)
+
+
+def compact_text(db: Database, tables: Sequence[str] | None = None) -> str:
+    """`db_id: table(col*, col, ...)` lines and `a.x -> b.y` foreign keys between them."""
+    chosen = _tables(db, tables)
+    shown = {fold(t.name) for t in chosen}
+    lines = [
+        f"{t.name}({', '.join(c.name + ('*' if c.primary_key else '') for c in t.columns)})"
+        for t in chosen
+    ]
+    for table in chosen:
+        for fk in table.foreign_keys:
+            if fold(fk.ref_table) in shown:
+                pairs = zip(fk.columns, fk.ref_columns, strict=True)
+                lines.extend(f"{fk.table}.{a} -> {fk.ref_table}.{b}" for a, b in pairs)
+    return f"database {db.id}:\n" + "\n".join(lines)
+
+
+def _grid(columns: Sequence[str], rows: Sequence[Sequence[Value]]) -> str:
+    cells = [list(columns), *[[_cell(v) for v in row] for row in rows]]
+    widths = [max(len(r[i]) for r in cells) for i in range(len(columns))]
+    return "\n".join(
+        "  ".join(v.ljust(w) for v, w in zip(r, widths, strict=True)).rstrip() for r in cells
+    )
+
+
+def _cell(value: Value) -> str:
+    if value is None:
+        return "NULL"
+    return str(value).replace("\n", " ").replace("*/", "* /")

@@ -1,0 +1,242 @@
+"""`.sql` files of CREATE TABLE statements, parsed with sqlglot; one database per file.
+
+Statements are split on the tokenizer's semicolons, so one statement that does not parse is
+reported in `Catalog.problems` and skipped while the rest of the file loads. Statements other than
+CREATE TABLE and ALTER TABLE ... ADD FOREIGN KEY (indexes, inserts, grants, comments) are ignored.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import sqlglot
+from sqlglot import exp
+from sqlglot.errors import SqlglotError
+from sqlglot.tokens import TokenType
+
+from schemagraph.errors import CatalogError, SourceError
+from schemagraph.model import Catalog, Column, Database, ForeignKey, Table, fold, validate_database
+
+log = logging.getLogger(__name__)
+
+#: Dialects tried, in order, when none is named: the first that parses every statement wins.
+INFER_ORDER = ("postgres", "mysql", "sqlite", "snowflake", "bigquery", "tsql", "duckdb")
+
+
+def load_ddl(path: str | Path, dialect: str | None = None) -> Catalog:
+    """Every `.sql` file in `path` (or the one file `path`), each file one database named after
+    its stem. `dialect` is a sqlglot dialect name; None infers it per file."""
+    path = Path(path)
+    if not path.exists():
+        raise SourceError(f"{path}: no such file or directory (ddl: expects a .sql file or folder)")
+    files = sorted(path.rglob("*.sql")) if path.is_dir() else [path]
+    if not files:
+        raise SourceError(f"{path}: no .sql files found")
+    if dialect is not None and dialect not in _known_dialects():
+        raise SourceError(
+            f"unknown SQL dialect {dialect!r}; use one of: {', '.join(sorted(_known_dialects()))}"
+        )
+    problems: list[str] = []
+    databases = tuple(_load_file(f, dialect, problems) for f in files)
+    return Catalog(databases, problems=tuple(problems))
+
+
+def _known_dialects() -> set[str]:
+    return {d.value for d in sqlglot.Dialects if d.value}
+
+
+@dataclass
+class _Parsed:
+    dialect: str
+    statements: list[tuple[int, exp.Expr]] = field(default_factory=list)
+    failures: list[tuple[int, str]] = field(default_factory=list)
+
+
+def _load_file(file: Path, dialect: str | None, problems: list[str]) -> Database:
+    try:
+        text = file.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise SourceError(f"{file}: not UTF-8 text") from None
+    candidates = [dialect] if dialect else list(INFER_ORDER)
+    best: _Parsed | None = None
+    for name in candidates:
+        parsed = _parse(text, name, file)
+        if best is None or len(parsed.failures) < len(best.failures):
+            best = parsed
+        if not parsed.failures:
+            break
+    assert best is not None
+    for line, reason in best.failures:
+        problems.append(f"{file}:{line}: statement skipped ({best.dialect}): {reason}")
+    tables, fks = _collect(best.statements, best.dialect, file, problems)
+    if not tables:
+        raise SourceError(
+            f"{file}: no CREATE TABLE statement could be read"
+            + (f" ({len(best.failures)} failed to parse)" if best.failures else "")
+        )
+    for src_table, fk, line in fks:
+        if src_table in tables:
+            name, columns, keys = tables[src_table]
+            tables[src_table] = (name, columns, [*keys, fk])
+        else:
+            raise CatalogError(
+                f"{file}:{line}: ALTER TABLE adds a key to unknown table {fk.table!r}"
+            )
+    primary = {
+        key: tuple(c.name for c in cols if c.primary_key) for key, (_, cols, _) in tables.items()
+    }
+    db = Database(
+        file.stem,
+        tuple(
+            Table(name, cols, tuple(_resolve_references(fk, primary) for fk in keys))
+            for name, cols, keys in tables.values()
+        ),
+        origin=str(file),
+    )
+    try:
+        validate_database(db)
+    except CatalogError as exc:
+        raise CatalogError(f"{exc} (dialect {best.dialect})") from None
+    return db
+
+
+@contextmanager
+def _quiet_sqlglot() -> Iterator[None]:
+    """sqlglot logs a warning for each statement it cannot parse; we report those ourselves."""
+    logger = logging.getLogger("sqlglot")
+    level = logger.level
+    logger.setLevel(logging.ERROR)
+    try:
+        yield
+    finally:
+        logger.setLevel(level)
+
+
+def _parse(text: str, dialect: str, file: Path) -> _Parsed:
+    parsed = _Parsed(dialect)
+    for line, chunk in _split(text, dialect, file):
+        try:
+            with _quiet_sqlglot():
+                expression = sqlglot.parse_one(chunk, read=dialect)
+        except SqlglotError as exc:
+            parsed.failures.append((line, str(exc).splitlines()[0][:200]))
+            continue
+        if isinstance(expression, exp.Command) and chunk.lstrip().upper().startswith(
+            ("CREATE TABLE", "ALTER TABLE")
+        ):
+            parsed.failures.append((line, "not understood by the parser"))
+            continue
+        parsed.statements.append((line, expression))
+    return parsed
+
+
+def _split(text: str, dialect: str, file: Path) -> list[tuple[int, str]]:
+    """Statements with their first line number, split on semicolon tokens (not inside strings
+    or comments)."""
+    try:
+        tokens = sqlglot.Dialect.get_or_raise(dialect).tokenize(text)
+    except SqlglotError as exc:
+        raise SourceError(f"{file}: cannot be tokenized as {dialect} SQL: {exc}") from None
+    chunks: list[tuple[int, str]] = []
+    start = 0
+    first_line = None
+    for token in tokens:
+        if token.token_type == TokenType.SEMICOLON:
+            if first_line is not None:
+                chunks.append((first_line, text[start : token.start]))
+            start, first_line = token.end + 1, None
+        elif first_line is None:
+            start, first_line = token.start, token.line
+    if first_line is not None:
+        chunks.append((first_line, text[start:]))
+    return chunks
+
+
+_Tables = dict[str, tuple[str, tuple[Column, ...], list[ForeignKey]]]
+
+
+def _collect(
+    statements: list[tuple[int, exp.Expr]], dialect: str, file: Path, problems: list[str]
+) -> tuple[_Tables, list[tuple[str, ForeignKey, int]]]:
+    tables: _Tables = {}
+    altered: list[tuple[str, ForeignKey, int]] = []
+    for line, statement in statements:
+        if isinstance(statement, exp.Create) and statement.kind == "TABLE":
+            schema = statement.this
+            if not isinstance(schema, exp.Schema):
+                problems.append(f"{file}:{line}: CREATE TABLE without columns (AS SELECT?) skipped")
+                continue
+            name = schema.this.name
+            if fold(name) in tables:
+                raise CatalogError(f"{file}:{line}: table {name!r} is created twice")
+            tables[fold(name)] = (name, *_table_parts(schema, name, dialect))
+        elif isinstance(statement, exp.Alter) and statement.args.get("kind") == "TABLE":
+            name = statement.this.name
+            for fk_node in statement.find_all(exp.ForeignKey):
+                fk = _foreign_key(fk_node, name)
+                if fk is not None:
+                    altered.append((fold(name), fk, line))
+    return tables, altered
+
+
+def _table_parts(
+    schema: exp.Schema, name: str, dialect: str
+) -> tuple[tuple[Column, ...], list[ForeignKey]]:
+    defs = [e for e in schema.expressions if isinstance(e, exp.ColumnDef)]
+    table_pk = {
+        fold(col.name)
+        for pk in schema.find_all(exp.PrimaryKey)
+        for col in pk.expressions
+        if isinstance(col, exp.Identifier | exp.Column | exp.Ordered)
+    }
+    columns = []
+    fks: list[ForeignKey] = []
+    for col in defs:
+        inline_pk = any(
+            isinstance(c.args.get("kind"), exp.PrimaryKeyColumnConstraint)
+            for c in col.args.get("constraints") or []
+        )
+        kind = col.args.get("kind")
+        columns.append(
+            Column(
+                col.name,
+                kind.sql(dialect=dialect) if kind else "",
+                inline_pk or fold(col.name) in table_pk,
+            )
+        )
+        for constraint in col.args.get("constraints") or []:
+            ref = constraint.args.get("kind")
+            if isinstance(ref, exp.Reference):
+                ref_table, ref_cols = _reference(ref)
+                fks.append(ForeignKey(name, (col.name,), ref_table, ref_cols))
+    for fk_node in schema.find_all(exp.ForeignKey):
+        fk = _foreign_key(fk_node, name)
+        if fk is not None:
+            fks.append(fk)
+    return tuple(columns), fks
+
+
+def _foreign_key(node: exp.ForeignKey, table: str) -> ForeignKey | None:
+    ref = node.args.get("reference")
+    if not isinstance(ref, exp.Reference):
+        return None
+    ref_table, ref_cols = _reference(ref)
+    return ForeignKey(table, tuple(e.name for e in node.expressions), ref_table, ref_cols)
+
+
+def _reference(ref: exp.Reference) -> tuple[str, tuple[str, ...]]:
+    target = ref.this
+    if isinstance(target, exp.Schema):
+        return target.this.name, tuple(e.name for e in target.expressions)
+    return target.name, ()
+
+
+def _resolve_references(fk: ForeignKey, primary: dict[str, tuple[str, ...]]) -> ForeignKey:
+    """`REFERENCES t` without columns means t's primary key."""
+    if fk.ref_columns:
+        return fk
+    return ForeignKey(fk.table, fk.columns, fk.ref_table, primary.get(fold(fk.ref_table), ()))

@@ -1,0 +1,93 @@
+"""Spider/BIRD-style `tables.json` (plus `database/<db>/<db>.sqlite` when present)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from schemagraph.errors import SourceError
+from schemagraph.model import Catalog, Column, Database, ForeignKey, Table, validate_database
+
+_REQUIRED = ("db_id", "table_names_original", "column_names_original")
+
+
+def load_spider(path: str | Path) -> Catalog:
+    """Read a Spider or BIRD `tables.json`.
+
+    `path` is the file or the folder holding it. SQLite files are looked up next to it under
+    `database/<db_id>/<db_id>.sqlite` (Spider and BIRD layouts); databases without one have a
+    schema but no data.
+    """
+    path = Path(path)
+    file = path / "tables.json" if path.is_dir() else path
+    if not file.exists():
+        raise SourceError(f"{file}: no such file (spider: expects a tables.json or its folder)")
+    try:
+        entries = json.loads(file.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise SourceError(f"{file}: malformed JSON at line {exc.lineno}: {exc.msg}") from None
+    except UnicodeDecodeError:
+        raise SourceError(f"{file}: not UTF-8 text") from None
+    if not isinstance(entries, list):
+        raise SourceError(
+            f"{file}: expected a JSON list of databases, got {type(entries).__name__}"
+        )
+    db_dir = file.parent / "database"
+    return Catalog(tuple(_database(entry, i, file, db_dir) for i, entry in enumerate(entries)))
+
+
+def _database(entry: Any, position: int, file: Path, db_dir: Path) -> Database:
+    where = f"{file}: database #{position}"
+    if not isinstance(entry, dict) or any(k not in entry for k in _REQUIRED):
+        raise SourceError(f"{where}: missing one of the keys {', '.join(_REQUIRED)}")
+    db_id = str(entry["db_id"])
+    where = f"{file}: database {db_id!r}"
+    try:
+        table_names = [str(t) for t in entry["table_names_original"]]
+        columns = [(int(t), str(c)) for t, c in entry["column_names_original"]]
+        types = [str(t) for t in entry.get("column_types", [""] * len(columns))]
+        primary = _flatten(entry.get("primary_keys", []))
+        foreign = [(int(a), int(b)) for a, b in entry.get("foreign_keys", [])]
+    except (TypeError, ValueError) as exc:
+        raise SourceError(f"{where}: malformed entry ({exc})") from None
+    if len(types) != len(columns):
+        raise SourceError(f"{where}: column_types and column_names_original differ in length")
+    for index in [*primary, *(i for pair in foreign for i in pair)]:
+        if not 0 < index < len(columns) or columns[index][0] < 0:
+            raise SourceError(f"{where}: key refers to column #{index}, which does not exist")
+    for table_index, name in columns:
+        if table_index >= len(table_names):
+            raise SourceError(f"{where}: column {name!r} belongs to missing table #{table_index}")
+
+    pk = set(primary)
+    fks: dict[int, list[ForeignKey]] = {}
+    for src, ref in foreign:
+        (src_table, src_col), (ref_table, ref_col) = columns[src], columns[ref]
+        fk = ForeignKey(table_names[src_table], (src_col,), table_names[ref_table], (ref_col,))
+        if fk not in fks.setdefault(src_table, []):
+            fks[src_table].append(fk)
+    tables = tuple(
+        Table(
+            name=name,
+            columns=tuple(
+                Column(col, types[i], i in pk)
+                for i, (t, col) in enumerate(columns)
+                if t == table_index
+            ),
+            foreign_keys=tuple(fks.get(table_index, ())),
+        )
+        for table_index, name in enumerate(table_names)
+    )
+    sqlite = db_dir / db_id / f"{db_id}.sqlite"
+    db = Database(db_id, tables, origin=str(file), path=sqlite if sqlite.exists() else None)
+    validate_database(db)
+    return db
+
+
+def _flatten(keys: Any) -> list[int]:
+    """Spider lists primary keys as ints; BIRD nests composite keys as lists."""
+    out: list[int] = []
+    for key in keys:
+        out.extend(int(k) for k in (key if isinstance(key, list) else [key]))
+    return out

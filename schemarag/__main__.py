@@ -1,0 +1,3 @@
+from schemarag.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,48 @@
+"""The `schemarag` command line.
+
+Each command group lives in its own module with a `register(subparsers)` function that adds its
+parsers and sets `func` to a handler `(args) -> int`. User mistakes raise one of the packages'
+error roots and are printed as one line, never as a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from collections.abc import Sequence
+
+from schemarag.cli import catalog, demo
+from schemarag.errors import USER_ERRORS
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="schemarag",
+        description="Schema retrieval and text-to-SQL over many databases.",
+    )
+    parser.add_argument("-v", "--verbose", action="store_true", help="log at INFO level")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub.required = True
+    for module in (catalog, demo):
+        module.register(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    logging.basicConfig(
+        level=logging.INFO if args.verbose else logging.WARNING,
+        format="%(levelname)s %(name)s: %(message)s",
+    )
+    try:
+        return int(args.func(args) or 0)
+    except USER_ERRORS as exc:
+        print(f"schemarag: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("schemarag: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return 0

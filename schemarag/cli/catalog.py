@@ -1,0 +1,164 @@
+"""`schemarag catalog show` and `schemarag graph stats|walks`."""
+
+from __future__ import annotations
+
+import argparse
+import time
+from collections import Counter
+from typing import Any
+
+from schemagraph import (
+    Catalog,
+    Database,
+    TraversalError,
+    build_graph,
+    compact_text,
+    create_table_text,
+    enumerate_traversals,
+    graph_stats,
+    sample_database,
+)
+from schemarag.cli.common import (
+    add_sources,
+    add_traversal_options,
+    load,
+    print_json,
+    traversal_config,
+)
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    catalog = sub.add_parser("catalog", help="inspect the databases of sources")
+    catalog_sub = catalog.add_subparsers(dest="catalog_command", metavar="COMMAND", required=True)
+    show = catalog_sub.add_parser("show", help="databases, tables, columns and foreign keys")
+    add_sources(show)
+    show.add_argument("--db", action="append", metavar="ID", help="only this database (repeatable)")
+    show.add_argument("--json", action="store_true", help="print JSON")
+    show.set_defaults(func=cmd_show)
+
+    graph = sub.add_parser("graph", help="the schema graph and its traversals")
+    graph_sub = graph.add_subparsers(dest="graph_command", metavar="COMMAND", required=True)
+    stats = graph_sub.add_parser("stats", help="node, edge and traversal counts")
+    add_sources(stats)
+    add_traversal_options(stats)
+    stats.add_argument("--json", action="store_true", help="print JSON")
+    stats.set_defaults(func=cmd_stats)
+
+    walks = graph_sub.add_parser("walks", help="serialized traversals of one database")
+    add_sources(walks)
+    add_traversal_options(walks)
+    walks.add_argument("--db", required=True, metavar="ID", help="the database")
+    walks.add_argument("--limit", type=int, default=5, metavar="N", help="how many (default 5)")
+    walks.add_argument("--rows", type=int, default=3, help="sampled rows per table (default 3)")
+    walks.add_argument("--compact", action="store_true", help="one line per table, no rows")
+    walks.set_defaults(func=cmd_walks)
+
+
+def _selected(catalog: Catalog, ids: list[str] | None) -> list[Database]:
+    return [catalog.database(i) for i in ids] if ids else list(catalog)
+
+
+def database_dict(db: Database) -> dict[str, Any]:
+    return {
+        "db_id": db.id,
+        "origin": db.origin,
+        "data": str(db.path) if db.path else None,
+        "tables": [
+            {
+                "name": t.name,
+                "columns": [
+                    {"name": c.name, "type": c.type, "primary_key": c.primary_key}
+                    for c in t.columns
+                ],
+                "foreign_keys": [
+                    {
+                        "columns": list(fk.columns),
+                        "ref_table": fk.ref_table,
+                        "ref_columns": list(fk.ref_columns),
+                    }
+                    for fk in t.foreign_keys
+                ],
+            }
+            for t in db.tables
+        ],
+    }
+
+
+def cmd_show(args: argparse.Namespace) -> int:
+    catalog = load(args.sources)
+    dbs = _selected(catalog, args.db)
+    if args.json:
+        print_json(
+            {"databases": [database_dict(db) for db in dbs], "problems": list(catalog.problems)}
+        )
+        return 0
+    for db in dbs:
+        data = f", data {db.path}" if db.path else ", no data"
+        print(f"{db.id}  ({len(db.tables)} tables{data})")
+        for table in db.tables:
+            cols = ", ".join(
+                f"{c.name}{'*' if c.primary_key else ''} {c.type}".rstrip() for c in table.columns
+            )
+            print(f"  {table.name}: {cols}")
+            for fk in table.foreign_keys:
+                src, ref = ", ".join(fk.columns), ", ".join(fk.ref_columns)
+                print(f"    FK ({src}) -> {fk.ref_table}({ref})")
+    fks = sum(1 for db in dbs for _ in db.foreign_keys)
+    print(
+        f"{len(dbs)} databases, {sum(len(db.tables) for db in dbs)} tables, "
+        f"{sum(len(t.columns) for db in dbs for t in db.tables)} columns, {fks} foreign keys; "
+        f"{len(catalog.problems)} skipped"
+    )
+    return 0
+
+
+def cmd_stats(args: argparse.Namespace) -> int:
+    started = time.perf_counter()
+    catalog = load(args.sources)
+    graph = build_graph(catalog)
+    traversals = enumerate_traversals(graph, traversal_config(args))
+    elapsed = time.perf_counter() - started
+    stats = graph_stats(graph)
+    sizes = Counter(len(t.tables) for t in traversals)
+    kinds = Counter(t.kind for t in traversals)
+    by_size = {str(k): sizes[k] for k in sorted(sizes)}
+    report = {
+        **stats.as_dict(),
+        "traversals": len(traversals),
+        "traversals_by_size": by_size,
+        "traversals_by_kind": dict(sorted(kinds.items())),
+        "skipped": len(catalog.problems),
+        "seconds": round(elapsed, 3),
+    }
+    if args.json:
+        print_json(report)
+        return 0
+    print(f"databases          {stats.databases}")
+    print(f"tables             {stats.tables}")
+    print(f"foreign-key edges  {stats.foreign_key_edges}")
+    print(f"nodes / edges      {stats.nodes} / {stats.edges}  (root + databases + tables)")
+    sizes_text = ", ".join(f"{k} tables: {v}" for k, v in by_size.items())
+    print(f"traversals         {len(traversals)}  ({sizes_text}; {kinds['walk']} random walks)")
+    print(f"time               {elapsed:.2f} s")
+    return 0
+
+
+def cmd_walks(args: argparse.Namespace) -> int:
+    if args.limit < 1:
+        raise TraversalError(f"--limit must be >= 1, got {args.limit}")
+    catalog = load(args.sources)
+    db = catalog.database(args.db)
+    graph = build_graph(catalog)
+    traversals = enumerate_traversals(graph, traversal_config(args), [db.id])
+    # Show the largest first: they are the interesting ones; singles follow.
+    shown = sorted(traversals, key=lambda t: -len(t.tables))[: args.limit]
+    sample = None if args.compact else sample_database(db, rows=args.rows, seed=args.seed)
+    for i, traversal in enumerate(shown, 1):
+        print(f"-- traversal {i}/{len(shown)} [{traversal.kind}] {' -> '.join(traversal.path)}")
+        if args.compact:
+            print(compact_text(db, traversal.tables))
+        else:
+            print(create_table_text(db, traversal.tables, sample, rows=args.rows))
+        print()
+    print(f"{len(shown)} of {len(traversals)} traversals of {db.id}")
+    return 0

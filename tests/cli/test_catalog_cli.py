@@ -1,0 +1,112 @@
+"""`schemarag catalog` / `graph` / `demo` as a user runs them."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from schemarag.cli import main
+
+
+def run(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "schemarag", *args], capture_output=True, text=True, timeout=120
+    )
+
+
+def test_catalog_show_lists_tables_columns_and_keys(
+    sample_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["catalog", "show", f"spider:{sample_dir}", "--db", "pets_1"]) == 0
+    out = capsys.readouterr().out
+    assert "pets_1  (3 tables" in out
+    assert "Pets: PetID* number, PetType text, pet_age number, weight number" in out
+    assert "FK (PetID) -> Pets(PetID)" in out
+    assert out.strip().endswith("1 databases, 3 tables, 14 columns, 2 foreign keys; 0 skipped")
+
+
+def test_catalog_show_json(sample_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["catalog", "show", f"spider:{sample_dir}", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert len(data["databases"]) == 8
+    assert data["problems"] == []
+
+
+def test_graph_stats_json(sample_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["graph", "stats", f"spider:{sample_dir}", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["databases"] == 8 and data["tables"] == 53
+    assert data["traversals"] == sum(data["traversals_by_size"].values())
+
+
+def test_graph_walks_prints_serialized_traversals(
+    sample_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["graph", "walks", f"spider:{sample_dir}", "--db", "pets_1", "--limit", "2"]) == 0
+    out = capsys.readouterr().out
+    assert out.count("-- traversal") == 2
+    assert "CREATE TABLE" in out and "example rows" in out
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["catalog", "show", "spider:/no/such/dir"], "/no/such/dir: no such file"),
+        (["catalog", "show", "nosuchkind:x"], "KIND one of spider, sqlite, ddl"),
+        (["graph", "walks", "SAMPLE", "--db", "nope"], "unknown database 'nope'"),
+        (["graph", "walks", "SAMPLE", "--db", "pets_1", "--limit", "0"], "--limit must be >= 1"),
+    ],
+)
+def test_user_errors_are_one_line_with_non_zero_exit(
+    sample_dir: Path, args: list[str], message: str
+) -> None:
+    args = [a.replace("SAMPLE", f"spider:{sample_dir}") for a in args]
+    result = run(*args)
+    assert result.returncode == 2
+    assert message in result.stderr
+    assert "Traceback" not in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+
+
+def test_malformed_json_and_bad_ddl_exit_non_zero(tmp_path: Path) -> None:
+    (tmp_path / "tables.json").write_text("{not json")
+    result = run("catalog", "show", f"spider:{tmp_path}")
+    assert result.returncode == 2 and "tables.json: malformed JSON" in result.stderr
+    bad = tmp_path / "bad.sql"
+    bad.write_text("CREATE TABLE a (id INT REFERENCES b(id));")
+    result = run("catalog", "show", f"ddl:{bad}")
+    assert (
+        result.returncode == 2
+        and "bad.sql" in result.stderr
+        and "missing table 'b'" in result.stderr
+    )
+
+
+def test_skipped_ddl_table_is_reported_in_the_summary(tmp_path: Path) -> None:
+    ddl = tmp_path / "db.sql"
+    ddl.write_text(
+        "CREATE TABLE ok (id INT);\nCREATE TABLE bad (id INT PRIMARY KEY,, name TEXT (;\n"
+    )
+    result = run("catalog", "show", f"ddl[postgres]:{ddl}")
+    assert result.returncode == 0
+    assert "db.sql:2: statement skipped" in result.stderr
+    assert "1 item(s) skipped" in result.stderr
+    assert "1 skipped" in result.stdout
+
+
+def test_demo_runs_on_the_bundled_samples() -> None:
+    result = run("demo")
+    assert result.returncode == 0, result.stderr
+    assert "8 databases, 53 tables" in result.stdout
+    assert result.stdout.count("== Traversal") == 3
+
+
+@pytest.mark.spider
+def test_graph_stats_on_full_spider(spider_dir: Path) -> None:
+    result = run("graph", "stats", f"spider:{spider_dir}", "--json")
+    data = json.loads(result.stdout)
+    assert (data["databases"], data["tables"], data["foreign_key_edges"]) == (166, 876, 742)

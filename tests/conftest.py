@@ -1,0 +1,42 @@
+"""Shared fixtures. Tests that need the full Spider data are marked `spider` and skip (saying
+so) when ../shared/data/spider is absent; everything else runs on files shipped in the repo."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from schemarag.samples import SPIDER_SAMPLE
+
+REPO = Path(__file__).resolve().parent.parent
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+SPIDER_DIR = Path(os.environ.get("SCHEMARAG_SPIDER_DIR", REPO.parent / "shared/data/spider"))
+
+
+@pytest.fixture(scope="session")
+def sample_dir() -> Path:
+    """The bundled Spider sample: tables.json and database/<db>/<db>.sqlite for eight DBs."""
+    return SPIDER_SAMPLE
+
+
+@pytest.fixture
+def sample_copy(tmp_path: Path) -> Path:
+    """A writable copy of the bundled sample, for tests that change files."""
+    target = tmp_path / "spider"
+    shutil.copytree(SPIDER_SAMPLE, target)
+    return target
+
+
+@pytest.fixture(scope="session")
+def fixtures() -> Path:
+    return FIXTURES
+
+
+@pytest.fixture(scope="session")
+def spider_dir() -> Path:
+    if not (SPIDER_DIR / "tables.json").exists():
+        pytest.skip(f"full Spider data not found at {SPIDER_DIR} (set SCHEMARAG_SPIDER_DIR)")
+    return SPIDER_DIR
