@@ -6,6 +6,14 @@ and the HTTP app treat user mistakes the same way.
 
 from __future__ import annotations
 
+from indexer.errors import IndexerError
+from providers.errors import ProviderError
+from retriever.errors import RetrieverError
 from schemagraph.errors import SchemaGraphError
 
-USER_ERRORS: tuple[type[Exception], ...] = (SchemaGraphError,)
+USER_ERRORS: tuple[type[Exception], ...] = (
+    SchemaGraphError,
+    ProviderError,
+    IndexerError,
+    RetrieverError,
+)

@@ -1,0 +1,471 @@
+"""Index builds: traversals → ICRL synthesis → validation → embeddings → Qdrant, incrementally.
+
+A build is planned against the served one. Every traversal has a key: its table set, the
+fingerprints of its tables and the synthesis settings. Traversals whose key the served build
+lacks are synthesized; records whose key vanished are removed; everything else is carried over
+untouched (embedded: a copy of the served build's folder; server: the points are copied). An
+unchanged catalog is reported up to date at once, with no provider call.
+
+Work is journaled per batch of traversals (`indexer.journal`), so a killed build resumes where it
+stopped; the knowledge base is loaded from the journal and published atomically at the end
+(`indexer.store`), so readers keep the previous complete build until then.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import shutil
+import time
+import uuid
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from indexer.errors import BuildError
+from indexer.journal import Journal, JournalRecord
+from indexer.knowledge import table_document
+from indexer.report import BuildReport
+from indexer.store import QUESTIONS, TABLES, StoreLocation, copy_build, open_client
+from providers import Embedder
+from schemagraph import (
+    Catalog,
+    Database,
+    DatabaseSample,
+    Traversal,
+    TraversalConfig,
+    build_graph,
+    database_fingerprint,
+    enumerate_traversals,
+    sample_database,
+    table_fingerprint,
+)
+
+log = logging.getLogger(__name__)
+
+POINT_NAMESPACE = uuid.UUID("6f1d2c54-0b7e-4d0e-9a43-5c3f0e6b9a10")
+UPSERT_BATCH = 256
+
+
+@dataclass(frozen=True)
+class BuildConfig:
+    """How to build. `chains`: ICRL chains (final questions) per traversal; `iterations`: ICRL
+    iterations after the initial attempt; `batch_traversals`: traversals per journal commit."""
+
+    traversal: TraversalConfig = field(default_factory=TraversalConfig)
+    chains: int = 3
+    iterations: int = 2
+    seed: int = 0
+    full: bool = False
+    concurrency: int = 4
+    batch_traversals: int = 64
+    keep_builds: int = 2
+    execute_sql: bool = True
+
+    def __post_init__(self) -> None:
+        for name in ("chains", "concurrency", "batch_traversals", "keep_builds"):
+            if getattr(self, name) < 1:
+                raise BuildError(f"{name} must be >= 1, got {getattr(self, name)}")
+        if self.iterations < 0:
+            raise BuildError(f"iterations must be >= 0, got {self.iterations}")
+
+
+ChainRunner = Callable[[Database, Traversal, DatabaseSample | None, int], list[dict[str, Any]]]
+"""Synthesizes the records of one traversal: (db, traversal, sample, seed) → list of dicts with
+question, sql, tables, reward trajectory, iteration and per-record stats (see `synthesis`)."""
+
+
+@dataclass
+class BuildServices:
+    """The explicit dependencies of a build."""
+
+    synthesize: ChainRunner
+    synthesizer_name: str
+    embedder: Embedder
+    progress: Callable[[int, int], None] | None = None
+    #: returns {"provider_calls": n, "cache_hits": n, "usage": {...}} for the report
+    usage: Callable[[], dict[str, Any]] | None = None
+
+
+def _add_usage(report: BuildReport, services: BuildServices) -> None:
+    if services.usage is None:
+        return
+    counters = services.usage()
+    report.provider_calls = int(counters.get("provider_calls", 0))
+    report.cache_hits = int(counters.get("cache_hits", 0))
+    report.usage = dict(counters.get("usage", {}))
+
+
+def traversal_key(db: Database, traversal: Traversal, signature: str) -> str:
+    prints = sorted(table_fingerprint(db.table(t)) for t in traversal.tables)
+    text = "\x1f".join([traversal.id, signature, *prints])
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:32]
+
+
+def point_id(key: str, question: str, sql: str) -> str:
+    return str(uuid.uuid5(POINT_NAMESPACE, f"{key}\x1f{question}\x1f{sql}"))
+
+
+def build_index(
+    catalog: Catalog,
+    location: StoreLocation,
+    services: BuildServices,
+    config: BuildConfig | None = None,
+) -> BuildReport:
+    """Build (or bring up to date) the knowledge base of `catalog` at `location`."""
+    config = config or BuildConfig()
+    started = time.perf_counter()
+    timings: dict[str, float] = {}
+    if not len(catalog):
+        raise BuildError("the catalog is empty: nothing to index")
+    graph = build_graph(catalog)
+    traversals = enumerate_traversals(graph, config.traversal)
+    signature = json.dumps(
+        [
+            services.synthesizer_name,
+            services.embedder.name,
+            config.chains,
+            config.iterations,
+            config.seed,
+            config.traversal.__dict__,
+        ],
+        sort_keys=True,
+    )
+    keyed = {traversal_key(catalog.database(t.db_id), t, signature): t for t in traversals}
+    timings["plan"] = time.perf_counter() - started
+
+    previous = location.current()
+    prev_keys: set[str] = set()
+    if previous and not config.full:
+        prev_keys = set(location.manifest(previous)["traversal_keys"])
+    todo = sorted(k for k in keyed if k not in prev_keys)
+    gone = sorted(prev_keys - keyed.keys())
+    base = previous if (previous and not config.full) else None
+
+    if base and not todo and not gone:
+        log.info("catalog unchanged since build %s: nothing to do", base)
+        manifest = location.manifest(base)
+        report = BuildReport.up_to_date_of(
+            manifest, catalog, len(traversals), time.perf_counter() - started
+        )
+        _add_usage(report, services)
+        return report
+
+    plan = hashlib.sha256(json.dumps([base, todo, gone]).encode()).hexdigest()[:8]
+    build_id = _resume_or_start(location, plan)
+    journal = Journal(location.build_dir(build_id) / "journal.sqlite")
+    try:
+        journal.set_meta("plan", plan)
+        journal.set_meta("base", base or "")
+        done = journal.done_keys()
+        remaining = [k for k in todo if k not in done]
+        log.info(
+            "build %s: %d traversals to synthesize (%d already journaled), %d to remove",
+            build_id,
+            len(remaining),
+            len(todo) - len(remaining),
+            len(gone),
+        )
+        t0 = time.perf_counter()
+        failed = _synthesize_all(
+            catalog, keyed, remaining, len(todo), journal, services, config, build_id
+        )
+        timings["synthesize_and_embed"] = time.perf_counter() - t0
+
+        t0 = time.perf_counter()
+        question_count, removed = _load_knowledge_base(
+            catalog, location, build_id, base, gone, journal, services, config.seed
+        )
+        timings["load"] = time.perf_counter() - t0
+        stats = list(journal.stats())
+        published_keys = sorted((keyed.keys() - set(todo)) | journal.done_keys())
+    finally:
+        journal.close()
+
+    report = BuildReport.from_stats(
+        build_id=build_id,
+        catalog=catalog,
+        traversals=len(traversals),
+        synthesized_traversals=len(todo),
+        removed_traversals=len(gone),
+        removed_records=removed,
+        questions=question_count,
+        stats=stats,
+        timings=timings,
+        seconds=time.perf_counter() - started,
+    )
+    report.failed_traversals = failed
+    _add_usage(report, services)
+    manifest = {
+        "build_id": build_id,
+        "created_at": datetime.now(UTC).isoformat(timespec="seconds"),
+        "base": base,
+        "embedder": services.embedder.name,
+        "dim": services.embedder.dim,
+        "synthesizer": services.synthesizer_name,
+        "collections": {
+            kind: location.collection_name(kind, build_id) for kind in (QUESTIONS, TABLES)
+        },
+        "databases": {db.id: database_fingerprint(db) for db in catalog},
+        # Failed traversals are left out, so the next build retries them.
+        "traversal_keys": published_keys,
+        "report": report.as_dict(),
+    }
+    _write_json(location.build_dir(build_id) / "manifest.json", manifest)
+    if location.embedded:
+        location.publish(build_id, None)
+        location.set_pending(None)
+        pruned = location.prune(config.keep_builds)
+    else:
+        with open_client(location, build_id) as client:
+            location.publish(build_id, client)
+            location.set_pending(None)
+            pruned = location.prune(config.keep_builds, client)
+    if pruned:
+        log.info("pruned old builds: %s", ", ".join(pruned))
+    return report
+
+
+def _resume_or_start(location: StoreLocation, plan: str) -> str:
+    pending = location.pending()
+    if pending and (location.build_dir(pending) / "journal.sqlite").exists():
+        journal = Journal(location.build_dir(pending) / "journal.sqlite")
+        try:
+            same = journal.get_meta("plan") == plan
+        finally:
+            journal.close()
+        if same:
+            log.info("resuming interrupted build %s", pending)
+            return pending
+        log.info("discarding interrupted build %s: the catalog changed since", pending)
+        shutil.rmtree(location.build_dir(pending), ignore_errors=True)
+    build_id = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%fZ") + "-" + plan
+    location.build_dir(build_id).mkdir(parents=True, exist_ok=True)
+    location.set_pending(build_id)
+    return build_id
+
+
+def _synthesize_all(
+    catalog: Catalog,
+    keyed: dict[str, Traversal],
+    remaining: list[str],
+    total: int,
+    journal: Journal,
+    services: BuildServices,
+    config: BuildConfig,
+    build_id: str,
+) -> int:
+    """Synthesize, embed and journal `remaining`; returns how many traversals failed."""
+    samples: dict[str, DatabaseSample | None] = {}
+    finished = total - len(remaining)
+    failures: list[str] = []
+
+    def sample_of(db: Database) -> DatabaseSample | None:
+        if db.id not in samples:
+            samples[db.id] = sample_database(db, seed=config.seed)
+        return samples[db.id]
+
+    def one(key: str) -> tuple[str, list[dict[str, Any]] | None]:
+        """A traversal's records, or None when synthesis failed (logged; retried next build)."""
+        traversal = keyed[key]
+        db = catalog.database(traversal.db_id)
+        try:
+            return key, services.synthesize(db, traversal, sample_of(db), config.seed)
+        except Exception as exc:  # one bad traversal must not sink a night's build
+            log.warning("synthesis failed for %s %s: %s", db.id, list(traversal.tables), exc)
+            failures.append(f"{type(exc).__name__}: {exc}")
+            return key, None
+
+    # Group by database so samples are read once and released as the build moves on.
+    ordered = sorted(remaining, key=lambda k: (keyed[k].db_id, k))
+    with ThreadPoolExecutor(max_workers=config.concurrency) as pool:
+        for start in range(0, len(ordered), config.batch_traversals):
+            chunk = ordered[start : start + config.batch_traversals]
+            for db_id in {keyed[k].db_id for k in chunk}:
+                sample_of(catalog.database(db_id))  # read once, outside the threads
+            results = [(k, recs) for k, recs in pool.map(one, chunk) if recs is not None]
+            texts = [r["question"] for _, recs in results for r in recs]
+            vectors = services.embedder.embed_documents(texts)
+            records: list[JournalRecord] = []
+            finished_stats: list[tuple[str, dict[str, Any]]] = []
+            i = 0
+            for key, recs in results:
+                traversal = keyed[key]
+                db = catalog.database(traversal.db_id)
+                stats: dict[str, Any] = {"records": 0, "dropped": 0, "repaired": 0}
+                for rec in recs:
+                    stats_part = rec.pop("stats", {})
+                    for name, value in stats_part.items():
+                        _accumulate(stats, name, value)
+                    if not rec.get("question"):
+                        continue
+                    payload = {
+                        **rec,
+                        "db_id": db.id,
+                        "traversal": traversal.id,
+                        "traversal_tables": list(traversal.tables),
+                        "traversal_key": key,
+                        "synthesizer": services.synthesizer_name,
+                        "fingerprints": {t: table_fingerprint(db.table(t)) for t in rec["tables"]},
+                        "build_id": build_id,
+                    }
+                    records.append(
+                        JournalRecord(
+                            point_id(key, rec["question"], rec["sql"]), key, payload, vectors[i]
+                        )
+                    )
+                    stats["records"] += 1
+                    i += 1
+                finished_stats.append((key, stats))
+            journal.commit(finished_stats, records)
+            # Traversals come grouped by database: only the last one may continue.
+            last = keyed[chunk[-1]].db_id
+            for db_id in [d for d in samples if d != last]:
+                del samples[db_id]
+            finished += len(chunk)
+            if services.progress:
+                services.progress(finished, total)
+    if failures and len(failures) == len(remaining):
+        raise BuildError(
+            f"synthesis failed for all {len(failures)} traversals; first error: {failures[0]}"
+        )
+    return len(failures)
+
+
+def _accumulate(stats: dict[str, Any], name: str, value: Any) -> None:
+    if isinstance(value, dict):
+        target = stats.setdefault(name, {})
+        for k, v in value.items():
+            target[k] = target.get(k, 0) + v
+    elif isinstance(value, list):
+        stats.setdefault(name, []).extend(value)
+    else:
+        stats[name] = stats.get(name, 0) + value
+
+
+def _load_knowledge_base(
+    catalog: Catalog,
+    location: StoreLocation,
+    build_id: str,
+    base: str | None,
+    gone: Sequence[str],
+    journal: Journal,
+    services: BuildServices,
+    seed: int,
+) -> tuple[int, int]:
+    """Fill the build's collections from the base build and the journal; returns the number of
+    question records and the number removed. Safe to redo from the start after a crash."""
+    from qdrant_client import models
+
+    questions = location.collection_name(QUESTIONS, build_id)
+    tables = location.collection_name(TABLES, build_id)
+    if location.embedded:
+        shutil.rmtree(location.build_dir(build_id) / "qdrant", ignore_errors=True)
+        if base:
+            copy_build(location, base, build_id)
+    with open_client(location, build_id) as client:
+        if not location.embedded:
+            for name in (questions, tables):
+                if client.collection_exists(name):
+                    client.delete_collection(name)
+        vectors = models.VectorParams(size=services.embedder.dim, distance=models.Distance.COSINE)
+        if not client.collection_exists(questions):
+            client.create_collection(questions, vectors_config=vectors)
+            if base and not location.embedded:
+                _copy_points(client, location.collection_name(QUESTIONS, base), questions)
+        if location.embedded:
+            _fast_local_writes(client, questions)
+        else:
+            for name in ("db_id", "traversal_key"):
+                client.create_payload_index(questions, name, models.PayloadSchemaType.KEYWORD)
+        removed = 0
+        for start in range(0, len(gone), 512):
+            selector = models.Filter(
+                must=[
+                    models.FieldCondition(
+                        key="traversal_key",
+                        match=models.MatchAny(any=list(gone[start : start + 512])),
+                    )
+                ]
+            )
+            removed += client.count(questions, count_filter=selector, exact=True).count
+            client.delete(questions, points_selector=models.FilterSelector(filter=selector))
+        for batch in journal.records(UPSERT_BATCH):
+            client.upsert(
+                questions,
+                points=models.Batch(
+                    ids=[r.point_id for r in batch],
+                    vectors=[r.vector.tolist() for r in batch],
+                    payloads=[{**r.payload, "build_id": build_id} for r in batch],
+                ),
+            )
+        # Table documents are few (one per table): rebuilt whole, embeddings come from the cache.
+        if client.collection_exists(tables):
+            client.delete_collection(tables)
+        client.create_collection(tables, vectors_config=vectors)
+        if location.embedded:
+            _fast_local_writes(client, tables)
+        docs = [
+            table_document(db, t, sample)
+            for db in catalog
+            for sample in [sample_database(db, seed=seed)]
+            for t in db.tables
+        ]
+        for start in range(0, len(docs), UPSERT_BATCH):
+            part = docs[start : start + UPSERT_BATCH]
+            embedded = services.embedder.embed_documents([d["text"] for d in part])
+            client.upsert(
+                tables,
+                points=models.Batch(
+                    ids=[
+                        str(uuid.uuid5(POINT_NAMESPACE, f"{d['db_id']}\x1f{d['table']}"))
+                        for d in part
+                    ],
+                    vectors=embedded.tolist(),
+                    payloads=part,
+                ),
+            )
+        return int(client.count(questions, exact=True).count), removed
+
+
+def _fast_local_writes(client: Any, collection: str) -> None:
+    """Embedded Qdrant commits (and fsyncs) its SQLite file once per point, which makes loading
+    20k points take minutes. A build's folder is private until it is published, and a crash
+    during loading is recovered by loading again from the journal, so per-point durability buys
+    nothing here: turn it off for this connection. This reaches into qdrant-client's local
+    storage; if its layout changes the build is only slower, never wrong."""
+    try:
+        storage = client._client.collections[collection].storage.storage
+        storage.execute("PRAGMA synchronous=OFF")
+        storage.execute("PRAGMA journal_mode=MEMORY")
+    except (AttributeError, KeyError, TypeError) as exc:
+        log.debug("cannot speed up local Qdrant writes (%s); continuing", exc)
+
+
+def _copy_points(client: Any, source: str, target: str) -> None:
+    offset = None
+    while True:
+        points, offset = client.scroll(
+            source, limit=512, offset=offset, with_vectors=True, with_payload=True
+        )
+        if points:
+            from qdrant_client import models
+
+            client.upsert(
+                target,
+                points=[
+                    models.PointStruct(id=p.id, vector=p.vector, payload=p.payload) for p in points
+                ],
+            )
+        if offset is None:
+            return
+
+
+def _write_json(path: Path, value: Any) -> None:
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(value, indent=1, ensure_ascii=False), encoding="utf-8")
+    tmp.replace(path)

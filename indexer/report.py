@@ -1,0 +1,159 @@
+"""The build report: what a build did, as text for people and JSON for scripts.
+
+The JSON's top-level keys `databases`, `tables`, `traversals`, `questions`, `synthesized`,
+`removed`, `dropped`, `reward_mean_initial`, `reward_mean_final`, `provider_calls`,
+`cache_hits` and `seconds` are a stable contract; others may be added.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from schemagraph import Catalog
+
+
+@dataclass
+class BuildReport:
+    build_id: str
+    databases: int
+    tables: int
+    traversals: int
+    questions: int
+    synthesized: int = 0
+    removed: int = 0
+    dropped: int = 0
+    repaired: int = 0
+    traversals_synthesized: int = 0
+    traversals_removed: int = 0
+    failed_traversals: int = 0
+    reward_mean_initial: float = 0.0
+    reward_mean_final: float = 0.0
+    reward_by_bucket_initial: dict[str, float] = field(default_factory=dict)
+    reward_by_bucket_final: dict[str, float] = field(default_factory=dict)
+    operators: dict[str, int] = field(default_factory=dict)
+    drop_reasons: dict[str, int] = field(default_factory=dict)
+    provider_calls: int = 0
+    cache_hits: int = 0
+    usage: dict[str, Any] = field(default_factory=dict)
+    timings: dict[str, float] = field(default_factory=dict)
+    seconds: float = 0.0
+    up_to_date: bool = False
+
+    @staticmethod
+    def up_to_date_of(
+        manifest: dict[str, Any], catalog: Catalog, traversals: int, seconds: float
+    ) -> BuildReport:
+        previous = manifest.get("report", {})
+        return BuildReport(
+            build_id=manifest["build_id"],
+            databases=len(catalog),
+            tables=catalog.table_count,
+            traversals=traversals,
+            questions=int(previous.get("questions", 0)),
+            seconds=round(seconds, 3),
+            up_to_date=True,
+        )
+
+    @staticmethod
+    def from_stats(
+        *,
+        build_id: str,
+        catalog: Catalog,
+        traversals: int,
+        synthesized_traversals: int,
+        removed_traversals: int,
+        removed_records: int,
+        questions: int,
+        stats: Iterable[dict[str, Any]],
+        timings: dict[str, float],
+        seconds: float,
+    ) -> BuildReport:
+        totals: dict[str, Any] = {}
+        for part in stats:
+            for name, value in part.items():
+                if isinstance(value, dict):
+                    bucket = totals.setdefault(name, {})
+                    for k, v in value.items():
+                        bucket[k] = bucket.get(k, 0) + v
+                else:
+                    totals[name] = totals.get(name, 0) + value
+        chains = max(int(totals.get("chains", 0)), 1)
+        return BuildReport(
+            build_id=build_id,
+            databases=len(catalog),
+            tables=catalog.table_count,
+            traversals=traversals,
+            questions=questions,
+            synthesized=int(totals.get("synthesized", 0)),
+            removed=removed_records,
+            dropped=int(totals.get("dropped", 0)),
+            repaired=int(totals.get("repaired", 0)),
+            traversals_synthesized=synthesized_traversals,
+            traversals_removed=removed_traversals,
+            reward_mean_initial=round(totals.get("reward_initial", 0.0) / chains, 3),
+            reward_mean_final=round(totals.get("reward_final", 0.0) / chains, 3),
+            reward_by_bucket_initial={
+                k: round(v / chains, 3)
+                for k, v in sorted(totals.get("buckets_initial", {}).items())
+            },
+            reward_by_bucket_final={
+                k: round(v / chains, 3) for k, v in sorted(totals.get("buckets_final", {}).items())
+            },
+            operators=dict(sorted(totals.get("operators", {}).items(), key=lambda kv: -kv[1])),
+            drop_reasons=dict(totals.get("drop_reasons", {})),
+            timings={k: round(v, 3) for k, v in timings.items()},
+            seconds=round(seconds, 3),
+        )
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    def lines(self) -> list[str]:
+        if self.up_to_date:
+            return [
+                f"index up to date (build {self.build_id}): {self.databases} databases, "
+                f"{self.tables} tables, {self.traversals} traversals, {self.questions} questions",
+                f"provider calls {self.provider_calls}, cache hits {self.cache_hits}, "
+                f"{self.seconds:.1f} s",
+            ]
+        out = [
+            f"build {self.build_id}",
+            f"  databases {self.databases}, tables {self.tables}, traversals {self.traversals} "
+            f"({self.traversals_synthesized} synthesized, {self.traversals_removed} removed)",
+            f"  questions in index {self.questions}; pairs synthesized {self.synthesized}, "
+            f"dropped {self.dropped}, repaired {self.repaired}, records removed {self.removed}",
+            f"  reward mean: initial {self.reward_mean_initial:.2f} -> final "
+            f"{self.reward_mean_final:.2f}",
+        ]
+        if self.reward_by_bucket_final:
+            buckets = ", ".join(
+                f"{k} {self.reward_by_bucket_initial.get(k, 0):.2f}->{v:.2f}"
+                for k, v in self.reward_by_bucket_final.items()
+            )
+            out.append(f"  reward by bucket: {buckets}")
+        if self.operators:
+            top = ", ".join(f"{k} {v}" for k, v in list(self.operators.items())[:12])
+            out.append(f"  operators in final SQL: {top}")
+        if self.drop_reasons:
+            out.append(
+                "  dropped because: "
+                + ", ".join(f"{k} {v}" for k, v in sorted(self.drop_reasons.items()))
+            )
+        out.append(f"  provider calls {self.provider_calls}, cache hits {self.cache_hits}")
+        if self.failed_traversals:
+            out.append(
+                f"  {self.failed_traversals} traversals failed to synthesize (see the log); "
+                "the next build retries them"
+            )
+        total = self.usage.get("total", {})
+        if total.get("calls"):
+            out.append(
+                f"  LLM calls {total['calls']} ({total.get('cached_calls', 0)} cached), tokens in "
+                f"{total.get('input_tokens', 0)} out {total.get('output_tokens', 0)}, "
+                f"est. cost ${total.get('cost_usd', 0.0):.4f}"
+            )
+        stages = ", ".join(f"{k} {v:.1f} s" for k, v in self.timings.items())
+        out.append(f"  time {self.seconds:.1f} s ({stages})")
+        return out

@@ -1,0 +1,215 @@
+"""Where a knowledge base lives, and the atomic switch that makes a new build visible.
+
+Two layouts share one Qdrant API (DESIGN.md: no vector-store abstraction of our own):
+
+- embedded (`--store PATH`, the default): every build is a folder `PATH/builds/<build_id>/`
+  holding its own Qdrant folder (`qdrant/`), its journal and its manifest. `PATH/CURRENT` names
+  the served build and is replaced atomically (`os.replace`) when a build is whole. A reader opens
+  the build CURRENT names; a build in another process writes a different folder, so it never
+  contends for the reader's folder lock and a reader never sees half a build.
+- server (`--store http://host:6333`): collections `<name>_questions__<build_id>` and
+  `<name>_tables__<build_id>`, served through the aliases `<name>_questions` and `<name>_tables`,
+  switched in one `update_collection_aliases` call. Journals and manifests stay in a local state
+  folder.
+
+`PATH/PENDING` (or the state folder's) names a build that started and did not finish: the next
+build resumes it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from indexer.errors import StoreError
+
+QUESTIONS = "questions"
+TABLES = "tables"
+
+
+@dataclass(frozen=True)
+class StoreLocation:
+    """`root`: local folder for builds, journals and pointers; `url`: a Qdrant server or None."""
+
+    root: Path
+    url: str | None = None
+    api_key: str | None = None
+    collection: str = "schemarag"
+
+    def __post_init__(self) -> None:
+        if not self.collection.replace("_", "").replace("-", "").isalnum():
+            raise StoreError(
+                f"collection name {self.collection!r} may hold only letters, digits, - and _"
+            )
+
+    @staticmethod
+    def parse(
+        store: str | Path,
+        *,
+        collection: str = "schemarag",
+        api_key: str | None = None,
+        state_dir: str | Path = ".schemarag/state",
+    ) -> StoreLocation:
+        text = str(store)
+        if text.startswith(("http://", "https://")):
+            return StoreLocation(Path(state_dir) / collection, text, api_key, collection)
+        return StoreLocation(Path(text), None, None, collection)
+
+    @property
+    def embedded(self) -> bool:
+        return self.url is None
+
+    def build_dir(self, build_id: str) -> Path:
+        return self.root / "builds" / build_id
+
+    def collection_name(self, kind: str, build_id: str) -> str:
+        """The physical collection of one build (server) or the plain name (embedded)."""
+        if self.embedded:
+            return f"{self.collection}_{kind}"
+        return f"{self.collection}_{kind}__{build_id}"
+
+    def alias(self, kind: str) -> str:
+        return f"{self.collection}_{kind}"
+
+    # -- pointers -------------------------------------------------------------------------
+
+    def current(self) -> str | None:
+        return _read(self.root / "CURRENT")
+
+    def pending(self) -> str | None:
+        return _read(self.root / "PENDING")
+
+    def set_pending(self, build_id: str | None) -> None:
+        if build_id is None:
+            (self.root / "PENDING").unlink(missing_ok=True)
+        else:
+            _write_atomic(self.root / "PENDING", build_id)
+
+    def manifest(self, build_id: str) -> dict[str, Any]:
+        path = self.build_dir(build_id) / "manifest.json"
+        try:
+            data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            raise StoreError(
+                f"{path}: build {build_id} has no manifest; rebuild with --full"
+            ) from None
+        return data
+
+    def publish(self, build_id: str, client: Any) -> None:
+        """Make `build_id` the served build, atomically for readers."""
+        if not self.embedded:
+            from qdrant_client import models
+
+            actions: list[Any] = []
+            existing = {a.alias_name for a in client.get_aliases().aliases}
+            for kind in (QUESTIONS, TABLES):
+                alias = self.alias(kind)
+                if alias in existing:
+                    actions.append(
+                        models.DeleteAliasOperation(
+                            delete_alias=models.DeleteAlias(alias_name=alias)
+                        )
+                    )
+                actions.append(
+                    models.CreateAliasOperation(
+                        create_alias=models.CreateAlias(
+                            collection_name=self.collection_name(kind, build_id), alias_name=alias
+                        )
+                    )
+                )
+            client.update_collection_aliases(change_aliases_operations=actions)
+        _write_atomic(self.root / "CURRENT", build_id)
+
+    def builds(self) -> list[str]:
+        folder = self.root / "builds"
+        return sorted(p.name for p in folder.iterdir() if p.is_dir()) if folder.exists() else []
+
+    def prune(self, keep: int, client: Any = None) -> list[str]:
+        """Delete all but the newest `keep` complete builds (never the current or pending)."""
+        protected = {self.current(), self.pending()}
+        complete = [b for b in self.builds() if (self.build_dir(b) / "manifest.json").exists()]
+        doomed = [b for b in complete[: max(0, len(complete) - keep)] if b not in protected]
+        for build_id in doomed:
+            if client is not None and not self.embedded:
+                for kind in (QUESTIONS, TABLES):
+                    name = self.collection_name(kind, build_id)
+                    if client.collection_exists(name):
+                        client.delete_collection(name)
+            shutil.rmtree(self.build_dir(build_id), ignore_errors=True)
+        return doomed
+
+
+@contextmanager
+def open_client(location: StoreLocation, build_id: str) -> Iterator[Any]:
+    """A Qdrant client for writing `build_id`: its own folder (embedded) or the server."""
+    from qdrant_client import QdrantClient
+
+    if location.embedded:
+        folder = location.build_dir(build_id) / "qdrant"
+        folder.mkdir(parents=True, exist_ok=True)
+        client = QdrantClient(path=str(folder))
+    else:
+        client = QdrantClient(url=location.url, api_key=location.api_key, timeout=60)
+    try:
+        yield client
+    finally:
+        client.close()
+
+
+def copy_build(location: StoreLocation, source: str, target: str) -> None:
+    """Start `target` from a copy of the complete build `source` (embedded: the folder)."""
+    if location.embedded:
+        src = location.build_dir(source) / "qdrant"
+        dst = location.build_dir(target) / "qdrant"
+        shutil.rmtree(dst, ignore_errors=True)
+        shutil.copytree(src, dst)
+
+
+def _read(path: Path) -> str | None:
+    try:
+        return path.read_text(encoding="utf-8").strip() or None
+    except FileNotFoundError:
+        return None
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        handle.write(text)
+        handle.flush()
+        os.fsync(handle.fileno())
+    os.replace(tmp, path)
+
+
+def index_status(location: StoreLocation) -> dict[str, Any]:
+    """What the store serves, from the served build's manifest (no Qdrant client is opened, so
+    this works while a server holds the embedded folder)."""
+    where = location.url or str(location.root)
+    status: dict[str, Any] = {"store": where, "build_id": None, "pending": location.pending()}
+    current = location.current()
+    if current is None:
+        return status
+    manifest = location.manifest(current)
+    report = manifest.get("report", {})
+    status.update(
+        build_id=current,
+        created_at=manifest.get("created_at"),
+        databases=report.get("databases"),
+        tables=report.get("tables"),
+        traversals=report.get("traversals"),
+        questions=report.get("questions"),
+        embedder=manifest.get("embedder"),
+        dim=manifest.get("dim"),
+        synthesizer=manifest.get("synthesizer"),
+        collections=manifest.get("collections"),
+        builds=location.builds(),
+    )
+    return status

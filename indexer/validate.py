@@ -1,0 +1,70 @@
+"""Validation of synthesized SQL before it enters the knowledge base.
+
+A pair is kept only when its SQL parses as one read-only query, references only tables and columns
+of its database (sqlglot `qualify` against the catalog), and, when the database has data, runs
+without error through the SQL toolkit's safe executor. The record's tables are the tables the SQL
+uses, named as the catalog writes them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+
+from sqlglot import exp
+from sqlglot.errors import SqlglotError
+from sqlglot.optimizer.qualify import qualify
+from sqlglot.schema import MappingSchema
+
+from schemagraph import Database
+from schemagraph.model import fold
+from schemagraph.sql.execute import execute
+from schemagraph.sql.guard import Refusal, check_sql
+
+DIALECT = "sqlite"
+
+
+@dataclass(frozen=True)
+class Validation:
+    ok: bool
+    reason: str = ""
+    tables: tuple[str, ...] = ()
+
+
+@lru_cache(maxsize=4096)
+def _schema(db: Database) -> MappingSchema:
+    return MappingSchema(
+        {t.name: {c.name: "TEXT" for c in t.columns} for t in db.tables},
+        dialect=DIALECT,
+    )
+
+
+def validate_sql(
+    db: Database, sql: str, *, execute_sql: bool = True, timeout_s: float = 2.0
+) -> Validation:
+    """Check `sql` against `db`; `execute_sql=False` skips running it."""
+    verdict = check_sql(sql, dialect=DIALECT)
+    if isinstance(verdict, Refusal):
+        return Validation(False, f"refused: {verdict.message}")
+    tree = verdict.tree
+    ctes = {fold(c.alias) for c in tree.find_all(exp.CTE)}
+    used: dict[str, str] = {}
+    for table in tree.find_all(exp.Table):
+        if fold(table.name) in ctes:
+            continue
+        if not db.has_table(table.name):
+            return Validation(False, f"unknown table {table.name!r}")
+        name = db.table(table.name).name
+        used.setdefault(fold(name), name)
+    if not used:
+        return Validation(False, "uses no table of the database")
+    try:
+        qualify(tree.copy(), schema=_schema(db), dialect=DIALECT, validate_qualify_columns=True)
+    except SqlglotError as exc:
+        return Validation(False, f"bad column reference: {str(exc).splitlines()[0]}")
+    if execute_sql and db.path is not None:
+        outcome = execute(db.path, sql, timeout_s=timeout_s, max_rows=1)
+        if not outcome.ok:
+            return Validation(False, f"fails to run: {getattr(outcome, 'message', '')}")
+    order = [t.name for t in db.tables if fold(t.name) in used]
+    return Validation(True, tables=tuple(order))

@@ -1,0 +1,186 @@
+"""`schemarag index build` and `schemarag index status`."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from indexer import (
+    BuildConfig,
+    BuildServices,
+    StoreLocation,
+    build_index,
+    index_status,
+    make_chain_runner,
+    make_feedback,
+    make_synthesizer,
+)
+from indexer.batching import make_batching
+from indexer.metered import CallCounter, CountingEmbedder, CountingLLM, MeteredLLM
+from providers import LLM, CachedEmbedder, CachedLLM, Embedder, ProviderCache, UsageMeter
+from schemarag.cli.common import (
+    add_sources,
+    add_traversal_options,
+    load,
+    print_json,
+    traversal_config,
+)
+from schemarag.settings import Settings
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    index = sub.add_parser("index", help="build and inspect the knowledge base")
+    index_sub = index.add_subparsers(dest="index_command", metavar="COMMAND", required=True)
+
+    build = index_sub.add_parser("build", help="build or update the knowledge base (incremental)")
+    add_sources(build)
+    add_store_options(build)
+    build.add_argument(
+        "--synthesizer",
+        default="template",
+        help="template (offline default) or an LLM spec such as anthropic:claude-sonnet-4-5",
+    )
+    build.add_argument(
+        "--feedback",
+        default=None,
+        help="ICRL feedback: rule (offline) or an LLM spec; default: the synthesizer's LLM, "
+        "else rule",
+    )
+    build.add_argument("--embedder", default=None, help="embedder spec (default: settings, minilm)")
+    build.add_argument("--iterations", type=int, default=2, help="ICRL iterations (default 2)")
+    build.add_argument("--chains", type=int, default=3, help="questions per traversal (default 3)")
+    build.add_argument("--full", action="store_true", help="rebuild everything, not only changes")
+    build.add_argument("--concurrency", type=int, default=4, help="parallel synthesis calls")
+    build.add_argument(
+        "--batch",
+        action="store_true",
+        help="send LLM calls through the Anthropic Message Batches API, --concurrency at a time "
+        "(use a large --concurrency, e.g. 500)",
+    )
+    build.add_argument("--no-execute", action="store_true", help="validate SQL without running it")
+    build.add_argument("--no-cache", action="store_true", help="do not use the provider cache")
+    build.add_argument("--report", type=Path, metavar="OUT.json", help="write the build report")
+    add_traversal_options(build)
+    build.set_defaults(func=cmd_build)
+
+    status = index_sub.add_parser("status", help="what the store holds and when it was built")
+    add_store_options(status)
+    status.add_argument("--json", action="store_true", help="print JSON")
+    status.set_defaults(func=cmd_status)
+
+
+def add_store_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--store", default=None, help="folder (embedded Qdrant) or http(s) URL of a Qdrant server"
+    )
+    parser.add_argument("--collection", default="schemarag", help="collection name prefix")
+
+
+def store_location(args: argparse.Namespace, settings: Settings) -> StoreLocation:
+    return StoreLocation.parse(
+        args.store or settings.store_path,
+        collection=args.collection,
+        api_key=settings.qdrant_api_key,
+    )
+
+
+def cmd_build(args: argparse.Namespace) -> int:
+    settings = Settings.from_env()
+    catalog = load(args.sources)
+    location = store_location(args, settings)
+    meter = UsageMeter(settings.prices)
+    cache = None if args.no_cache else ProviderCache(settings.cache_path)
+    counter = CallCounter()
+    try:
+        embedder: Embedder = CountingEmbedder(settings.embedder(args.embedder), counter)
+        if cache is not None:
+            embedder = CachedEmbedder(embedder, cache)
+        llm: LLM | None = None
+        spec = args.synthesizer if args.synthesizer != "template" else args.feedback
+        if spec not in (None, "rule"):
+            provider: LLM = settings.llm(spec)
+            if args.batch:
+                provider = make_batching(provider, max_pending=args.concurrency)
+            llm = CountingLLM(provider, counter)
+            if cache is not None:
+                llm = CachedLLM(llm, cache)
+            llm = MeteredLLM(llm, meter, "index", batch=args.batch)
+        synthesizer = make_synthesizer(args.synthesizer, llm)
+        feedback = make_feedback(args.feedback, llm)
+        config = BuildConfig(
+            traversal=traversal_config(args),
+            chains=args.chains,
+            iterations=args.iterations,
+            seed=args.seed,
+            full=args.full,
+            concurrency=args.concurrency,
+            execute_sql=not args.no_execute,
+        )
+        services = BuildServices(
+            synthesize=make_chain_runner(
+                synthesizer,
+                feedback,
+                chains=config.chains,
+                iterations=config.iterations,
+                execute_sql=config.execute_sql,
+                repair_llm=llm,
+            ),
+            synthesizer_name=synthesizer.name,
+            embedder=embedder,
+            progress=_progress_printer(),
+            usage=lambda: {
+                "provider_calls": counter.calls,
+                "cache_hits": cache.stats().hits if cache is not None else 0,
+                "usage": meter.report(),
+            },
+        )
+        report = build_index(catalog, location, services, config)
+    finally:
+        if cache is not None:
+            cache.close()
+    for line in report.lines():
+        print(line)
+    if args.report:
+        args.report.write_text(json.dumps(report.as_dict(), indent=2))
+    return 0
+
+
+def cmd_status(args: argparse.Namespace) -> int:
+    settings = Settings.from_env()
+    status = index_status(store_location(args, settings))
+    if args.json:
+        print_json(status)
+        return 0
+    if not status.get("build_id"):
+        print(f"no index at {status['store']}: build one with `schemarag index build SOURCE...`")
+        return 1
+    print(f"store        {status['store']}")
+    print(f"build        {status['build_id']} (created {status['created_at']})")
+    print(f"databases    {status['databases']}, tables {status['tables']}")
+    print(f"questions    {status['questions']}")
+    print(f"embedder     {status['embedder']} ({status['dim']} dims)")
+    print(f"synthesizer  {status['synthesizer']}")
+    if status.get("pending"):
+        print(f"pending      {status['pending']} (an interrupted build; the next build resumes it)")
+    return 0
+
+
+def _progress_printer() -> Any:
+    tty = sys.stderr.isatty()
+    last = [-1]
+
+    def show(done: int, total: int) -> None:
+        percent = 100 * done // max(total, 1)
+        if tty:
+            bar = "#" * (percent // 4)
+            print(f"\rsynthesizing [{bar:<25}] {done}/{total}", end="", file=sys.stderr)
+            if done >= total:
+                print(file=sys.stderr)
+        elif percent // 10 != last[0] // 10 or done >= total:
+            print(f"synthesized {done}/{total} traversals ({percent}%)", file=sys.stderr)
+        last[0] = percent
+
+    return show

@@ -1,0 +1,327 @@
+"""Index builds end to end on the bundled sample: contract, idempotence, incremental updates,
+resume after an interrupted or killed build, the atomic switch, and provider-call caching."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from qdrant_client import QdrantClient
+
+from indexer import (
+    BuildConfig,
+    BuildServices,
+    StoreLocation,
+    build_index,
+    index_status,
+    make_chain_runner,
+    make_feedback,
+    make_synthesizer,
+    validate_sql,
+)
+from indexer.metered import CallCounter, CountingEmbedder, CountingLLM
+from providers import (
+    CachedEmbedder,
+    CachedLLM,
+    HashingEmbedder,
+    LLMRequest,
+    ProviderCache,
+    ScriptedLLM,
+)
+from schemagraph import Catalog, Database, DatabaseSample, Traversal, TraversalConfig, load_catalog
+
+CONFIG = BuildConfig(traversal=TraversalConfig(max_per_database=6, walks=1), chains=2, iterations=1)
+
+
+def template_services(counter: CallCounter | None = None, runner: Any = None) -> BuildServices:
+    embedder = HashingEmbedder(256)
+    return BuildServices(
+        synthesize=runner
+        or make_chain_runner(
+            make_synthesizer("template", None), make_feedback("rule", None), chains=2, iterations=1
+        ),
+        synthesizer_name="template",
+        embedder=CountingEmbedder(embedder, counter or CallCounter()),
+    )
+
+
+def points(location: StoreLocation) -> dict[str, dict[str, Any]]:
+    build = location.current()
+    assert build is not None
+    client = QdrantClient(path=str(location.build_dir(build) / "qdrant"))
+    try:
+        found, offset = [], None
+        while True:
+            batch, offset = client.scroll("schemarag_questions", limit=500, offset=offset)
+            found.extend(batch)
+            if offset is None:
+                break
+        return {str(p.id): p.payload or {} for p in found}
+    finally:
+        client.close()
+
+
+@pytest.fixture
+def catalog(sample_dir: Path) -> Catalog:
+    return load_catalog([f"spider:{sample_dir}"])
+
+
+def test_full_build_report_contract_and_valid_records(catalog: Catalog, tmp_path: Path) -> None:
+    location = StoreLocation.parse(tmp_path / "kb")
+    report = build_index(catalog, location, template_services(), CONFIG).as_dict()
+    for key in (
+        "databases",
+        "tables",
+        "traversals",
+        "questions",
+        "synthesized",
+        "removed",
+        "dropped",
+        "reward_mean_initial",
+        "reward_mean_final",
+        "provider_calls",
+        "cache_hits",
+        "seconds",
+    ):
+        assert key in report
+    assert (report["databases"], report["tables"]) == (8, 53)
+    stored = points(location)
+    assert report["questions"] == len(stored) > 100
+    assert report["reward_mean_final"] > report["reward_mean_initial"]
+    for payload in list(stored.values())[:60]:
+        db = catalog.database(payload["db_id"])
+        check = validate_sql(db, payload["sql"])
+        assert check.ok, (payload["sql"], check.reason)
+        assert list(check.tables) == payload["tables"]
+        assert set(payload["tables"]) <= set(payload["traversal_tables"])
+        assert payload["question"] and not payload["question"].lower().startswith("select")
+    status = index_status(location)
+    assert status["build_id"] == location.current() and status["questions"] == len(stored)
+
+
+def test_rebuilding_an_unchanged_catalog_is_instant_and_calls_no_provider(
+    catalog: Catalog, tmp_path: Path
+) -> None:
+    location = StoreLocation.parse(tmp_path / "kb")
+    build_index(catalog, location, template_services(), CONFIG)
+    first = location.current()
+    counter = CallCounter()
+    report = build_index(catalog, location, template_services(counter), CONFIG)
+    assert report.up_to_date and counter.calls == 0
+    assert location.current() == first
+
+
+def test_point_ids_are_deterministic(catalog: Catalog, tmp_path: Path) -> None:
+    a, b = StoreLocation.parse(tmp_path / "a"), StoreLocation.parse(tmp_path / "b")
+    build_index(catalog, a, template_services(), CONFIG)
+    build_index(catalog, b, template_services(), CONFIG)
+    assert points(a).keys() == points(b).keys()
+
+
+def test_changing_one_table_resynthesizes_only_its_traversals(
+    sample_copy: Path, tmp_path: Path
+) -> None:
+    source = f"sqlite:{sample_copy / 'database'}"
+    location = StoreLocation.parse(tmp_path / "kb")
+    build_index(load_catalog([source]), location, template_services(), CONFIG)
+    before = points(location)
+    with sqlite3.connect(sample_copy / "database" / "pets_1" / "pets_1.sqlite") as conn:
+        conn.execute("ALTER TABLE Pets ADD COLUMN color TEXT")
+    calls: list[tuple[str, tuple[str, ...]]] = []
+    inner = template_services().synthesize
+
+    def spy(db: Database, t: Traversal, s: DatabaseSample | None, seed: int) -> Any:
+        calls.append((db.id, t.tables))
+        return inner(db, t, s, seed)
+
+    report = build_index(load_catalog([source]), location, template_services(runner=spy), CONFIG)
+    assert calls and all(db == "pets_1" and "Pets" in tables for db, tables in calls)
+    assert report.traversals_synthesized == len(calls) == report.traversals_removed
+    after = points(location)
+    untouched = {k for k, p in before.items() if "Pets" not in p["traversal_tables"]}
+    assert untouched <= after.keys()
+    gone = {k for k, p in before.items() if "Pets" in p["traversal_tables"]} - after.keys()
+    assert report.removed >= len(gone) > 0
+
+
+class Interrupt(BaseException):
+    """Stands for a crash: not an Exception, so nothing in the build catches it."""
+
+
+def test_interrupted_build_resumes_without_duplicates_and_readers_keep_the_old_build(
+    sample_copy: Path, tmp_path: Path
+) -> None:
+    source = f"sqlite:{sample_copy / 'database'}"
+    location = StoreLocation.parse(tmp_path / "kb")
+    config = BuildConfig(
+        traversal=CONFIG.traversal, chains=2, iterations=1, batch_traversals=8, concurrency=1
+    )
+    # a first complete build, then a change big enough to need several batches
+    build_index(load_catalog([source]), location, template_services(), config)
+    served = location.current()
+    served_points = points(location)
+    (sample_copy / "database" / "car_1" / "car_1.sqlite").unlink()
+    for db in ("dog_kennels", "department_store", "student_transcripts_tracking"):
+        with sqlite3.connect(sample_copy / "database" / db / f"{db}.sqlite") as conn:
+            for (table,) in conn.execute(
+                "SELECT name FROM sqlite_master WHERE type='table'"
+            ).fetchall():
+                conn.execute(f'ALTER TABLE "{table}" ADD COLUMN note TEXT')
+    inner = template_services().synthesize
+    seen: list[str] = []
+
+    def crashing(db: Database, t: Traversal, s: DatabaseSample | None, seed: int) -> Any:
+        if len(seen) == 20:
+            raise Interrupt()
+        seen.append(t.id)
+        return inner(db, t, s, seed)
+
+    with pytest.raises(Interrupt):
+        build_index(load_catalog([source]), location, template_services(runner=crashing), config)
+    assert location.current() == served and location.pending() is not None
+    assert points(location) == served_points  # readers still see the whole previous build
+
+    resumed: list[str] = []
+
+    def counting(db: Database, t: Traversal, s: DatabaseSample | None, seed: int) -> Any:
+        resumed.append(t.id)
+        return inner(db, t, s, seed)
+
+    report = build_index(
+        load_catalog([source]), location, template_services(runner=counting), config
+    )
+    assert location.pending() is None and location.current() != served
+    assert report.traversals_synthesized == len(resumed) + 16  # two batches were journaled
+    assert not set(resumed) & set(seen[:16])
+
+    clean = StoreLocation.parse(tmp_path / "clean")
+    build_index(load_catalog([source]), clean, template_services(), config)
+    assert points(location).keys() == points(clean).keys()
+
+
+def test_killed_build_resumes(sample_copy: Path, tmp_path: Path) -> None:
+    store = tmp_path / "kb"
+    script = f"""
+import time, sys
+from indexer import *
+from indexer.build import BuildServices
+from providers import HashingEmbedder
+from schemagraph import load_catalog, TraversalConfig
+inner = make_chain_runner(make_synthesizer("template", None), make_feedback("rule", None),
+                          chains=2, iterations=1)
+def slow(db, t, s, seed):
+    time.sleep(0.05)
+    return inner(db, t, s, seed)
+config = BuildConfig(traversal=TraversalConfig(max_per_database=6, walks=1), chains=2,
+                     iterations=1, batch_traversals=4, concurrency=1)
+build_index(load_catalog([{f"spider:{sample_copy}"!r}]), StoreLocation.parse({str(store)!r}),
+            BuildServices(slow, "template", HashingEmbedder(256)), config)
+"""
+    proc = subprocess.Popen(
+        [sys.executable, "-c", script], stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
+    journal = None
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        journals = list(store.glob("builds/*/journal.sqlite"))
+        if journals:
+            journal = journals[0]
+            try:
+                with sqlite3.connect(journal) as conn:
+                    if conn.execute("SELECT COUNT(*) FROM done").fetchone()[0] >= 8:
+                        break
+            except sqlite3.Error:
+                pass
+        time.sleep(0.05)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    assert journal is not None, proc.stderr.read() if proc.stderr else ""
+    location = StoreLocation.parse(store)
+    assert location.current() is None and location.pending() is not None
+    counter: list[str] = []
+    inner = template_services().synthesize
+
+    def counting(db: Database, t: Traversal, s: DatabaseSample | None, seed: int) -> Any:
+        counter.append(t.id)
+        return inner(db, t, s, seed)
+
+    config = BuildConfig(
+        traversal=CONFIG.traversal, chains=2, iterations=1, batch_traversals=4, concurrency=1
+    )
+    catalog = load_catalog([f"spider:{sample_copy}"])
+    report = build_index(catalog, location, template_services(runner=counting), config)
+    assert len(counter) < report.traversals_synthesized
+    clean = StoreLocation.parse(tmp_path / "clean")
+    build_index(catalog, clean, template_services(), config)
+    assert points(location).keys() == points(clean).keys()
+
+
+def test_a_failing_traversal_is_reported_and_retried_next_build(
+    catalog: Catalog, tmp_path: Path
+) -> None:
+    location = StoreLocation.parse(tmp_path / "kb")
+    inner = template_services().synthesize
+
+    def flaky(db: Database, t: Traversal, s: DatabaseSample | None, seed: int) -> Any:
+        if db.id == "pets_1" and t.tables == ("Pets",):
+            raise RuntimeError("provider hiccup")
+        return inner(db, t, s, seed)
+
+    report = build_index(catalog, location, template_services(runner=flaky), CONFIG)
+    assert report.failed_traversals == 1
+    retried: list[tuple[str, ...]] = []
+
+    def spy(db: Database, t: Traversal, s: DatabaseSample | None, seed: int) -> Any:
+        retried.append(t.tables)
+        return inner(db, t, s, seed)
+
+    build_index(catalog, location, template_services(runner=spy), CONFIG)
+    assert retried == [("Pets",)]
+
+
+def test_llm_build_reruns_from_the_cache_with_zero_provider_calls(
+    catalog: Catalog, tmp_path: Path
+) -> None:
+    def reply(request: LLMRequest) -> str:
+        text = request.system + "\n".join(m.content for m in request.messages)
+        table = re.search(r"CREATE TABLE (\w+)", text)
+        assert table is not None
+        return json.dumps(
+            [
+                {
+                    "question": f"How many {table[1]} are there?",
+                    "sql": f"SELECT count(*) FROM {table[1]}",
+                }
+            ]
+        )
+
+    def services(cache: ProviderCache, counter: CallCounter) -> BuildServices:
+        llm = CachedLLM(CountingLLM(ScriptedLLM(reply), counter), cache)
+        runner = make_chain_runner(
+            make_synthesizer("anthropic:x", llm),
+            make_feedback("rule", None),
+            chains=1,
+            iterations=1,
+        )
+        embedder = CachedEmbedder(CountingEmbedder(HashingEmbedder(64), counter), cache)
+        return BuildServices(runner, llm.name, embedder)
+
+    small = Catalog((catalog.database("pets_1"), catalog.database("concert_singer")))
+    with ProviderCache(tmp_path / "cache.sqlite") as cache:
+        first = CallCounter()
+        report = build_index(
+            small, StoreLocation.parse(tmp_path / "a"), services(cache, first), CONFIG
+        )
+        assert first.calls > 0 and report.questions > 0
+        again = CallCounter()
+        build_index(small, StoreLocation.parse(tmp_path / "b"), services(cache, again), CONFIG)
+        assert again.calls == 0

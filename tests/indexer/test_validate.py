@@ -1,0 +1,61 @@
+"""Validation of synthesized SQL against the catalog and the real database."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from indexer.validate import validate_sql
+from schemagraph import Database, load_spider
+
+
+@pytest.fixture(scope="module")
+def pets(sample_dir: Path) -> Database:
+    return load_spider(sample_dir).database("pets_1")
+
+
+def test_valid_join_reports_its_tables_in_catalog_spelling(pets: Database) -> None:
+    result = validate_sql(
+        pets,
+        "SELECT count(*) FROM student AS T1 JOIN has_pet AS T2 ON T1.stuid = T2.stuid "
+        "WHERE T1.age > 20",
+    )
+    assert result.ok, result.reason
+    assert result.tables == ("Student", "Has_Pet")
+
+
+@pytest.mark.parametrize(
+    ("sql", "reason"),
+    [
+        ("SELECT name FROM Dogs", "unknown table 'Dogs'"),
+        ("SELECT nickname FROM Pets", "bad column reference"),
+        ("SELECT PetType FROM Pets WHERE", "parse"),
+        ("DELETE FROM Pets", "refused"),
+        ("SELECT 1", "uses no table"),
+        ("SELECT PetType FROM Pets WHERE pet_age > 'x' GROUP BY PetID HAVING sum(", "parse"),
+    ],
+)
+def test_invalid_sql_is_rejected_with_a_reason(pets: Database, sql: str, reason: str) -> None:
+    result = validate_sql(pets, sql)
+    assert not result.ok
+    assert reason in result.reason
+
+
+def test_sql_that_fails_at_run_time_is_rejected(pets: Database) -> None:
+    # valid against the schema, but SQLite has no such function
+    result = validate_sql(pets, "SELECT median(weight) FROM Pets")
+    assert not result.ok and "fails to run" in result.reason
+
+
+def test_without_data_only_the_schema_is_checked(pets: Database) -> None:
+    schema_only = replace(pets, path=None)
+    assert validate_sql(schema_only, "SELECT median(weight) FROM Pets").ok
+
+
+def test_ctes_are_not_mistaken_for_tables(pets: Database) -> None:
+    sql = "WITH old AS (SELECT * FROM Pets WHERE pet_age > 2) SELECT count(*) FROM old"
+    result = validate_sql(pets, sql)
+    assert result.ok, result.reason
+    assert result.tables == ("Pets",)
