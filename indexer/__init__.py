@@ -31,3 +31,33 @@ __all__ = [
     "table_document",
     "validate_sql",
 ]
+
+# Synthesis: (question, SQL) pairs, the reward, synthesizers, feedback and the ICRL loop.
+# (The function `reward` stays in `indexer.reward`: exporting it here would shadow the module.)
+from indexer.feedback import LLMFeedback, RuleFeedback
+from indexer.icrl import ChainResult, run_icrl
+from indexer.llm_synthesizer import LLMSynthesizer
+from indexer.pairs import (
+    Feedback,
+    FeedbackProducer,
+    QAPair,
+    SynthesisRequest,
+    Synthesizer,
+)
+from indexer.reward import Reward
+from indexer.templates import TemplateSynthesizer
+
+__all__ += [
+    "ChainResult",
+    "Feedback",
+    "FeedbackProducer",
+    "LLMFeedback",
+    "LLMSynthesizer",
+    "QAPair",
+    "Reward",
+    "RuleFeedback",
+    "SynthesisRequest",
+    "Synthesizer",
+    "TemplateSynthesizer",
+    "run_icrl",
+]

@@ -206,13 +206,16 @@ def _is_acronym(word: str) -> bool:
 
 def _inflect_last(phrase: str, change: str) -> str:
     """Apply `plural` or `singular` to the head noun: the word before the first preposition
-    ("singer in concert" → "singers in concert"), else the last word."""
+    ("singer in concert" → "singers in concert") or before a trailing participle ("product
+    booked" → "products booked"), else the last word."""
     words = phrase.split(" ")
     head = len(words) - 1
     for i, word in enumerate(words[1:], start=1):
         if word in _PREPOSITIONS:
             head = i - 1
             break
+    if head > 0 and words[head].lower().endswith("ed"):
+        head -= 1  # "products booked": the noun comes before the participle
     word = words[head]
     words[head] = _plural_word(word) if change == "plural" else _singular_word(word)
     return " ".join(words)

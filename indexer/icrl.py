@@ -77,7 +77,7 @@ def run_icrl(
     wanted = request.count if chains is None else chains
     if wanted < 1:
         raise ValueError(f"chains must be >= 1, got {wanted}")
-    initial = synthesizer.synthesize(replace(request, count=wanted, feedback=None))[:wanted]
+    initial = synthesizer.synthesize(replace(request, count=wanted))[:wanted]
     written: list[QAPair] = [*request.previous, *initial]
     results = []
     for index, pair in enumerate(initial):
@@ -136,10 +136,10 @@ class _Chain:
         state = self._state(self.request.feedback, iteration)
         feedback = self.feedback_producer.feedback(state, self.attempts[basis], self.scores[basis])
         produced = self.synthesizer.synthesize(self._state(feedback, iteration))
-        self.feedback.append(feedback)
         if not produced:
             log.debug("icrl: no attempt at iteration %d of chain %d", iteration, self.index)
             return False
+        self.feedback.append(feedback)
         attempt = produced[0]
         self.written.append(attempt)
         before = self.scores[self.kept].total if self.kept is not None else None

@@ -34,7 +34,7 @@ class Feedback:
     """An instruction for the next attempt.
 
     `text` is what an LLM synthesizer reads. `operators` are SQL operators or keywords the next
-    attempt should use (upper case, as in `indexer.reward.OPERATORS`, e.g. "GROUP BY",
+    attempt should use (upper case, as in `indexer.feedback.OPERATORS`, e.g. "GROUP BY",
     "HAVING", "LIKE", "SUBQUERY"); the template synthesizer builds its next query to contain all
     of them, so the ones to add come first and the ones worth keeping may follow.
     """

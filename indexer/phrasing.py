@@ -320,14 +320,14 @@ def _versus_clause(cond: VsAggregate, subject: TableInfo, rng: random.Random) ->
                 f"whose {col} is above the {mean}",
                 f"with {col} greater than the {mean} {col}",
                 f"with above-average {col}",
-                f"whose {col} is higher than the {mean} {col} of all {subject.plural}",
+                f"whose {col} is higher than the {mean} {col} of all {cond.ref.table.plural}",
             )
         else:
             options = (
                 f"whose {col} is below the {mean}",
                 f"with {col} less than the {mean} {col}",
                 f"with below-average {col}",
-                f"whose {col} is lower than the {mean} {col} of all {subject.plural}",
+                f"whose {col} is lower than the {mean} {col} of all {cond.ref.table.plural}",
             )
         return rng.choice(options)
     extreme = _AGG_WORDS[cond.func][1]  # highest / lowest

@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import random
 import re
+import threading
+from collections import OrderedDict
 from dataclasses import dataclass
 
 from indexer.humanize import entity, humanize
@@ -223,12 +225,50 @@ class TraversalInfo:
         return found or self.tables
 
 
+class _ProfileCache:
+    """The last `size` profiles, keyed by the identity of the database and sample objects (kept
+    alive by the cache, so an id cannot be reused while its entry exists). ICRL asks for the
+    same traversal's profile at every attempt and feedback; profiling is a fifth of its work."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self.entries: OrderedDict[tuple[object, ...], tuple[object, object, TraversalInfo]] = (
+            OrderedDict()
+        )
+        self.lock = threading.Lock()
+
+    def get(
+        self, db: Database, traversal: Traversal, sample: DatabaseSample | None, seed: int
+    ) -> TraversalInfo:
+        key = (id(db), id(sample), traversal.db_id, traversal.tables, seed)
+        with self.lock:
+            found = self.entries.get(key)
+            if found is not None and found[0] is db and found[1] is sample:
+                self.entries.move_to_end(key)
+                return found[2]
+        info = _profile(db, traversal, sample, seed)
+        with self.lock:
+            self.entries[key] = (db, sample, info)
+            while len(self.entries) > self.size:
+                self.entries.popitem(last=False)
+        return info
+
+
+_CACHE = _ProfileCache(256)
+
+
 def profile_traversal(
     db: Database, traversal: Traversal, sample: DatabaseSample | None, seed: int = 0
 ) -> TraversalInfo:
     """Profiles of the traversal's tables and the join tree between them. When two tables are
     linked by several foreign keys (flights → airports by source and by destination), one is
-    chosen with `seed`."""
+    chosen with `seed`. Recent profiles are cached (thread-safe)."""
+    return _CACHE.get(db, traversal, sample, seed)
+
+
+def _profile(
+    db: Database, traversal: Traversal, sample: DatabaseSample | None, seed: int
+) -> TraversalInfo:
     tables = [db.table(name) for name in traversal.tables]
     multi = len(tables) > 1
     fk_columns = _foreign_key_columns(db)

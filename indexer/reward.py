@@ -33,6 +33,7 @@ import logging
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 
 import sqlglot
 from sqlglot import exp
@@ -185,8 +186,14 @@ class Reward:
 
 def reward(sql: str, dialect: str = "sqlite") -> Reward:
     """The reward of `sql` (every statement in it). Unparseable SQL scores 0 with `error` set;
-    an unknown `dialect` raises ValueError."""
+    an unknown `dialect` raises ValueError. Recent results are memoized (a `Reward` is
+    immutable): the loop, the feedback and the build report score the same SQL."""
     Dialect.get_or_raise(dialect)
+    return _reward(sql, dialect)
+
+
+@lru_cache(maxsize=8192)
+def _reward(sql: str, dialect: str) -> Reward:
     try:
         statements = [s for s in sqlglot.parse(sql, read=dialect) if s is not None]
     except Exception as exc:  # sqlglot raises more than SqlglotError on hostile input

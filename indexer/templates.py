@@ -19,7 +19,7 @@ from __future__ import annotations
 import logging
 import random
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import TypeVar
 
 from indexer.pairs import QAPair, SynthesisRequest
@@ -49,6 +49,7 @@ from indexer.plans import (
 from indexer.profiles import ColumnInfo, Link, TableInfo, TraversalInfo, profile_traversal
 from schemagraph.model import fold
 from schemagraph.seeds import derive_seed
+from schemagraph.traversals import Traversal
 
 log = logging.getLogger(__name__)
 
@@ -129,9 +130,7 @@ class TemplateSynthesizer:
 
     def synthesize(self, request: SynthesisRequest) -> list[QAPair]:
         traversal = request.traversal
-        info = profile_traversal(
-            request.db, traversal, request.sample, derive_seed(request.seed, "links", traversal.id)
-        )
+        info = profile_traversal(request.db, traversal, request.sample, _link_seed(traversal))
         required = _operators(request)
         rng = random.Random(derive_seed(request.seed, "template", traversal.id, sorted(required)))
         seen = {_normalize(p.sql) for p in request.previous}
@@ -163,13 +162,15 @@ class TemplateSynthesizer:
 def feasible_operators(request: SynthesisRequest) -> frozenset[str]:
     """The operators the template synthesizer can put in a query over this traversal (no
     AVG without a numeric measure, no LIKE without sampled text, no JOIN on one table...)."""
-    info = profile_traversal(
-        request.db,
-        request.traversal,
-        request.sample,
-        derive_seed(request.seed, "links", request.traversal.id),
-    )
+    traversal = request.traversal
+    info = profile_traversal(request.db, traversal, request.sample, _link_seed(traversal))
     return _Builder(info, random.Random(0), frozenset()).feasible_operators()
+
+
+def _link_seed(traversal: Traversal) -> int:
+    """Which foreign key joins two tables linked by several is fixed per traversal, so that
+    every attempt of a chain (and the feedback about it) sees the same join."""
+    return derive_seed(0, "links", traversal.id)
 
 
 def _operators(request: SynthesisRequest) -> frozenset[str]:
@@ -220,7 +221,8 @@ class _Builder:
         in_list = has(lambda c: (c.categorical or c.label) and len(c.values) >= 2)
         between = numeric or has(lambda c: c.temporal and len(c.values) >= 2)
         filters = self._refs(tables, lambda c: c.categorical or c.label or c.comparable or c.flag)
-        found = {"WHERE", "ORDER BY", "ASC", "DESC", "COUNT"}
+        found = {"ORDER BY", "ASC", "DESC", "COUNT"}
+        found |= {"WHERE"} if filters else set()
         found |= {"AND", "OR"} if len(filters) >= 2 else set()
         found |= {"JOIN"} if self.multi else set()
         found |= (
@@ -947,10 +949,3 @@ def _default_range(col: ColumnInfo) -> tuple[float, float]:
     if "age" in words:
         return 20.0, 30.0
     return 10.0, 100.0
-
-
-def with_operators(request: SynthesisRequest, operators: Sequence[str]) -> SynthesisRequest:
-    """`request` asking for `operators` (a convenience for callers and tests)."""
-    from indexer.pairs import Feedback
-
-    return replace(request, feedback=Feedback(f"Use {', '.join(operators)}.", tuple(operators)))

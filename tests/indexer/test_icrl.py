@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import statistics
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -82,7 +83,7 @@ def singer(catalog: Catalog) -> SynthesisRequest:
     return SynthesisRequest(db, Traversal(db.id, ("singer",), "enumerated"), None)
 
 
-def _valid(db: Database):  # type: ignore[no-untyped-def]
+def _valid(db: Database) -> Callable[[QAPair], bool]:
     return lambda pair: validate_sql(db, pair.sql).ok
 
 
@@ -135,7 +136,9 @@ def test_the_chain_climbs_and_feedback_is_about_the_kept_pair(singer: SynthesisR
 
 def test_an_invalid_attempt_is_never_kept(singer: SynthesisRequest, catalog: Catalog) -> None:
     db = catalog.database("concert_singer")
-    broken_but_rich = QAPair("?", "SELECT Nickname FROM singer GROUP BY Nickname HAVING COUNT(*) > 1")
+    broken_but_rich = QAPair(
+        "?", "SELECT Nickname FROM singer GROUP BY Nickname HAVING COUNT(*) > 1"
+    )
     synthesizer = Sequence([FILTERED], [broken_but_rich, GROUPED])
     (chain,) = run_icrl(synthesizer, Fixed(), singer, iterations=2, accept=_valid(db))
     assert chain.valid == (True, False, True)

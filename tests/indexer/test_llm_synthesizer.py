@@ -118,7 +118,7 @@ def test_a_malformed_reply_is_retried_once_with_the_error(request_: SynthesisReq
 
 
 def test_an_unusable_reply_yields_no_pairs(request_: SynthesisRequest) -> None:
-    llm = ScriptedLLM(["{\"question\": 3}", "[1, 2"])
+    llm = ScriptedLLM(['{"question": 3}', "[1, 2"])
     assert LLMSynthesizer(llm).synthesize(request_) == []
 
 

@@ -69,7 +69,7 @@ def test_worked_examples(sql: str, expected: float) -> None:
 
 def test_a_column_named_like_a_keyword_is_not_a_keyword() -> None:
     scored = reward(
-        "SELECT \"select\", order_date, group_id, \"group\" FROM \"order\" WHERE note = 'GROUP BY x'"
+        'SELECT "select", order_date, group_id, "group" FROM "order" WHERE note = \'GROUP BY x\''
     )
     assert scored.count("GROUP BY") == 0
     assert scored.count("ORDER BY") == 0
@@ -148,12 +148,8 @@ def _conditions(draw: st.DrawFn) -> str:
 def _queries(draw: st.DrawFn) -> dict[str, str]:
     """Parts of a SELECT; `compose` puts them together with or without WHERE / GROUP BY."""
     column = draw(_COLUMNS)
-    item = draw(
-        st.sampled_from([column, f"COUNT(*)", f"AVG({column})", f"MAX({column})", "*"])
-    )
-    join = draw(
-        st.sampled_from(["", " JOIN u ON a.id = u.id", " LEFT JOIN u ON a.x = u.x", ", v"])
-    )
+    item = draw(st.sampled_from([column, "COUNT(*)", f"AVG({column})", f"MAX({column})", "*"]))
+    join = draw(st.sampled_from(["", " JOIN u ON a.id = u.id", " LEFT JOIN u ON a.x = u.x", ", v"]))
     conditions = draw(st.lists(_conditions(), min_size=1, max_size=3))
     connector = draw(st.sampled_from([" AND ", " OR "]))
     order = draw(st.sampled_from(["", f" ORDER BY {column}", f" ORDER BY {column} DESC"]))

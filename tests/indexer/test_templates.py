@@ -109,9 +109,7 @@ def test_template_sql_is_valid_for_any_seed_and_operators(
     traversal = traversals[index % len(traversals)]
     db = catalog.database(traversal.db_id)
     feedback = Feedback("use these", tuple(operators)) if operators else None
-    request = SynthesisRequest(
-        db, traversal, samples[db.id], count=2, seed=seed, feedback=feedback
-    )
+    request = SynthesisRequest(db, traversal, samples[db.id], count=2, seed=seed, feedback=feedback)
     for pair in SYNTH.synthesize(request):
         _assert_valid(request, pair)
 
@@ -191,7 +189,9 @@ def test_feasible_operators_follow_the_schema_and_data(
     one = feasible_operators(_request(catalog, samples, "concert_singer", ("singer",)))
     assert {"GROUP BY", "LIKE", "AVG", "BETWEEN", "SUBQUERY"} <= one
     assert "JOIN" not in one
-    joined = feasible_operators(_request(catalog, samples, "concert_singer", ("stadium", "concert")))
+    joined = feasible_operators(
+        _request(catalog, samples, "concert_singer", ("stadium", "concert"))
+    )
     assert {"JOIN", "LEFT JOIN"} <= joined
     bare = feasible_operators(_request(catalog, samples, "pets_1", ("Has_Pet",), sample=None))
     assert not {"AVG", "LIKE", "BETWEEN", "JOIN"} & bare
@@ -204,12 +204,12 @@ _SQL_WORDS = re.compile(r"\b(SELECT|FROM|WHERE|GROUP BY|ORDER BY|HAVING|COUNT\(|
 def _literals(sql: str) -> list[tuple[str, str]]:
     """(kind, text) of the string literals compared with = and the LIKE patterns."""
     tree = sqlglot.parse_one(sql, read="sqlite")
-    found = []
-    for node in tree.find_all(exp.EQ):
-        if isinstance(node.expression, exp.Literal) and node.expression.is_string:
-            found.append(("eq", node.expression.this))
-    for node in tree.find_all(exp.Like):
-        found.append(("like", str(node.expression.this).strip("%")))
+    found = [
+        ("eq", str(node.expression.this))
+        for node in tree.find_all(exp.EQ)
+        if isinstance(node.expression, exp.Literal) and node.expression.is_string
+    ]
+    found += [("like", str(n.expression.this).strip("%")) for n in tree.find_all(exp.Like)]
     return found
 
 
@@ -266,3 +266,27 @@ def test_without_data_placeholders_keep_the_sql_valid(catalog: Catalog) -> None:
                 placeholders += 1
                 assert "a given" in pair.question
     assert placeholders > 0
+
+
+@pytest.mark.spider
+@pytest.mark.slow
+def test_template_sql_is_valid_on_full_spider(spider_dir: Path) -> None:
+    """Every fourth traversal of the 166 Spider databases, with and without feedback."""
+    catalog = load_spider(spider_dir)
+    samples = {db.id: sample_database(db) for db in catalog}
+    traversals = enumerate_traversals(build_graph(catalog))[::4]
+    operators = sorted(TEMPLATE_OPERATORS)
+    failures = []
+    for number, traversal in enumerate(traversals):
+        db = catalog.database(traversal.db_id)
+        wanted = (operators[number % len(operators)], operators[(number * 7) % len(operators)])
+        for feedback in (None, Feedback("add", wanted)):
+            request = SynthesisRequest(
+                db, traversal, samples[db.id], count=2, seed=number, feedback=feedback
+            )
+            for pair in SYNTH.synthesize(request):
+                check = validate_sql(_scope(db, traversal), pair.sql)
+                if not check.ok:
+                    failures.append((db.id, pair.sql, check.reason))
+    assert len(traversals) > 500
+    assert failures == []
