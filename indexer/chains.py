@@ -19,7 +19,7 @@ from indexer.llm_synthesizer import LLMSynthesizer
 from indexer.pairs import FeedbackProducer, QAPair, SynthesisRequest, Synthesizer
 from indexer.reward import reward
 from indexer.templates import TemplateSynthesizer
-from indexer.validate import validate_sql
+from indexer.validate import Validation, validate_sql
 from providers import LLM, ConfigurationError, Message, StructuredOutputError, complete_json
 from schemagraph import Database, DatabaseSample, Traversal, create_table_text
 
@@ -53,15 +53,24 @@ def make_chain_runner(
     execute_sql: bool = True,
     repair_llm: LLM | None = None,
 ) -> ChainRunner:
-    def accept(db: Database) -> Any:
-        return lambda pair: validate_sql(db, pair.sql, execute_sql=execute_sql).ok
-
     def run(
         db: Database, traversal: Traversal, sample: DatabaseSample | None, seed: int
     ) -> list[dict[str, Any]]:
+        checked: dict[str, Validation] = {}  # the loop and the final check share results
+
+        def validate(sql: str) -> Validation:
+            if sql not in checked:
+                checked[sql] = validate_sql(db, sql, execute_sql=execute_sql)
+            return checked[sql]
+
         request = SynthesisRequest(db, traversal, sample, seed=seed)
         results = run_icrl(
-            synthesizer, feedback, request, iterations=iterations, chains=chains, accept=accept(db)
+            synthesizer,
+            feedback,
+            request,
+            iterations=iterations,
+            chains=chains,
+            accept=lambda pair: validate(pair.sql).ok,
         )
         records: list[dict[str, Any]] = []
         seen: set[str] = set()
@@ -76,11 +85,11 @@ def make_chain_runner(
                 "buckets_final": {b.name: b.contribution for b in final.buckets},
             }
             pair = chain.final
-            check = validate_sql(db, pair.sql, execute_sql=execute_sql)
+            check = validate(pair.sql)
             if not check.ok and repair_llm is not None:
                 repaired = repair_pair(repair_llm, db, traversal, sample, pair, check.reason)
                 if repaired is not None:
-                    check = validate_sql(db, repaired.sql, execute_sql=execute_sql)
+                    check = validate(repaired.sql)
                     if check.ok:
                         pair, stats["repaired"] = repaired, 1
             key = " ".join(pair.question.lower().split())
