@@ -372,7 +372,9 @@ def _load_knowledge_base(
             for name in (questions, tables):
                 if client.collection_exists(name):
                     client.delete_collection(name)
-        vectors = models.VectorParams(size=services.embedder.dim, distance=models.Distance.COSINE)
+        # Embedders return unit vectors: DOT is the cosine, and embedded Qdrant scores it as a plain
+        # matrix product instead of re-normalizing every stored vector per query.
+        vectors = models.VectorParams(size=services.embedder.dim, distance=models.Distance.DOT)
         if not client.collection_exists(questions):
             client.create_collection(questions, vectors_config=vectors)
             if base and not location.embedded:

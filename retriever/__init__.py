@@ -1,1 +1,67 @@
-"""retriever: not built yet (see its issue)."""
+"""Retrieval: a question in, the right databases and tables out, measured against baselines.
+
+    from providers import make_embedder
+    from retriever import Retriever
+
+    with Retriever.open(".schemarag/store", make_embedder("minilm")) as retriever:
+        result = retriever.retrieve("How many singers are from France?")
+    best = result.databases[0]
+    best.db_id, best.chosen_tables, result.confidence, result.examples
+
+Modules, each named after what it does:
+
+- `knowledge`   the served build of a store: one Qdrant client, table points, question search;
+- `tables`      `TableEntry`, one per table of the pool (from the store or a catalog);
+- `lexical`     BM25 over table documents; linking to table names and indexed cell values;
+- `fusion`      the signals, their weights (`DEFAULT_WEIGHTS`) and how they combine;
+- `completion`  foreign-key path completion (bridge tables);
+- `examples`    few-shot records by question skeleton;
+- `pooling`     LLM-aided schema pooling (optional);
+- `retriever`   `Retriever`, which ties them together;
+- `datasets`, `metrics`, `baselines`, `bench`  the recall benchmark.
+
+Errors: `RetrieverError` and its subclasses (`retriever.errors`).
+"""
+
+from retriever.bench import check_leakage, ensure_index, run_recall
+from retriever.completion import complete_tables, fk_adjacency
+from retriever.datasets import DATASETS, BenchDataset, BenchQuestion, load_dataset, load_files
+from retriever.errors import BenchmarkDataError, LeakageError, RetrieverError, StoreNotReadyError
+from retriever.fusion import DEFAULT_WEIGHTS, FusionWeights
+from retriever.knowledge import KnowledgeBase, QuestionHit
+from retriever.metrics import METRIC_KEYS, Ranking, recall
+from retriever.result import Example, RankedDatabase, RankedTable, RetrievalResult
+from retriever.retriever import ABSTAIN_THRESHOLD, Retriever
+from retriever.tables import TableEntry, entries_from_catalog
+
+__all__ = [
+    "ABSTAIN_THRESHOLD",
+    "DATASETS",
+    "DEFAULT_WEIGHTS",
+    "METRIC_KEYS",
+    "BenchDataset",
+    "BenchQuestion",
+    "BenchmarkDataError",
+    "Example",
+    "FusionWeights",
+    "KnowledgeBase",
+    "LeakageError",
+    "QuestionHit",
+    "RankedDatabase",
+    "RankedTable",
+    "Ranking",
+    "RetrievalResult",
+    "Retriever",
+    "RetrieverError",
+    "StoreNotReadyError",
+    "TableEntry",
+    "check_leakage",
+    "complete_tables",
+    "ensure_index",
+    "entries_from_catalog",
+    "fk_adjacency",
+    "load_dataset",
+    "load_files",
+    "recall",
+    "run_recall",
+]

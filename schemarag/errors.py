@@ -6,6 +6,7 @@ and the HTTP app treat user mistakes the same way.
 
 from __future__ import annotations
 
+from generator.errors import GeneratorError
 from indexer.errors import IndexerError
 from providers.errors import ProviderError
 from retriever.errors import RetrieverError
@@ -16,4 +17,5 @@ USER_ERRORS: tuple[type[Exception], ...] = (
     ProviderError,
     IndexerError,
     RetrieverError,
+    GeneratorError,
 )

@@ -12,7 +12,7 @@ import logging
 import sys
 from collections.abc import Sequence
 
-from schemarag.cli import bench, catalog, demo, index, retrieve, sql
+from schemarag.cli import ask, bench, catalog, demo, index, retrieve, serve, sql
 from schemarag.errors import USER_ERRORS
 
 
@@ -24,7 +24,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("-v", "--verbose", action="store_true", help="log at INFO level")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
-    for module in (catalog, index, retrieve, bench, sql, demo):
+    for module in (catalog, index, retrieve, serve, ask, bench, sql, demo):
         module.register(sub)
     return parser
 

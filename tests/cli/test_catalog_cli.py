@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -12,9 +13,13 @@ import pytest
 from schemarag.cli import main
 
 
-def run(*args: str) -> subprocess.CompletedProcess[str]:
+def run(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "schemarag", *args], capture_output=True, text=True, timeout=120
+        [sys.executable, "-m", "schemarag", *args],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, **(env or {})},
     )
 
 
@@ -98,11 +103,16 @@ def test_skipped_ddl_table_is_reported_in_the_summary(tmp_path: Path) -> None:
     assert "1 skipped" in result.stdout
 
 
-def test_demo_runs_on_the_bundled_samples() -> None:
-    result = run("demo")
+def test_demo_builds_the_sample_index_and_is_incremental_on_rerun(tmp_path: Path) -> None:
+    env = {"SCHEMARAG_EMBEDDER": "hashing", "SCHEMARAG_CACHE": str(tmp_path / "cache.sqlite")}
+    result = run("demo", "--store", str(tmp_path / "kb"), env=env)
     assert result.returncode == 0, result.stderr
     assert "8 databases, 53 tables" in result.stdout
-    assert result.stdout.count("== Traversal") == 3
+    assert result.stdout.count("-- traversal") == 2
+    assert "questions in index" in result.stdout
+    again = run("demo", "--store", str(tmp_path / "kb"), env=env)
+    assert again.returncode == 0, again.stderr
+    assert "index up to date" in again.stdout
 
 
 @pytest.mark.spider

@@ -1,0 +1,298 @@
+"""PET-SQL's reference-enhanced prompt, held to a token budget.
+
+The prompt is an instruction with the optimization rule ("minimize SQL execution time while
+ensuring correctness"), few-shot examples (question, SQL and the example's schema), the schema
+as CREATE TABLE statements with primary and foreign keys and a few sampled rows per table, and
+the question. Cell values, example text and the question are delimited data blocks, each cut to
+a length (`generator.text.data_block`).
+
+The budget (approximate tokens, `text.approx_tokens`) is a hard limit: while the prompt is too
+long, `build_prompt` drops few-shot examples (the last, least similar, first), then sample rows
+(one row per table at a time), then the tables farthest from the question (fewest words shared
+with the question; later in the given order first), keeping at least one table. What was cut is
+reported in `Prompt.cuts`. If even that does not fit, `PromptBudgetError`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from generator.errors import GeneratorConfigError, PromptBudgetError
+from generator.text import DATA_RULE, approx_tokens, clip, data_block
+from providers import Message
+from schemagraph import Database, DatabaseSample, TableSample, create_table_text, sample_database
+
+OPTIMIZATION_RULE = "Minimize SQL execution time while ensuring correctness."
+
+SYSTEM_PROMPT = (
+    "You are an expert SQLite developer. You write one SQLite query that answers the user's "
+    "question over the given database. " + DATA_RULE
+)
+
+INSTRUCTION = (
+    "Write one SQLite SELECT query that answers the question, using only the tables and "
+    "columns of the schema. The example rows show how values are written (case, spelling, "
+    f"units). {OPTIMIZATION_RULE} Reply with the query in a ```sql code block and nothing else."
+)
+
+
+@dataclass(frozen=True)
+class FewShot:
+    """A few-shot example: a question, its SQL, and the schema text of the tables it uses."""
+
+    question: str
+    sql: str
+    schema: str = ""
+
+
+@dataclass(frozen=True)
+class PromptConfig:
+    """How prompts are built. `budget_tokens` is the hard limit on system + user text."""
+
+    budget_tokens: int = 6000
+    sample_rows: int = 3
+    max_cell_chars: int = 40
+    max_question_chars: int = 2000
+    max_example_chars: int = 2000
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        if self.budget_tokens < 50:
+            raise GeneratorConfigError(f"budget_tokens must be >= 50, got {self.budget_tokens}")
+        if self.sample_rows < 0:
+            raise GeneratorConfigError(f"sample_rows must be >= 0, got {self.sample_rows}")
+        for name in ("max_cell_chars", "max_question_chars", "max_example_chars"):
+            if getattr(self, name) < 8:
+                raise GeneratorConfigError(f"{name} must be >= 8, got {getattr(self, name)}")
+
+
+@dataclass(frozen=True)
+class PromptCuts:
+    """What the budget removed: examples, sample rows per table, tables (by name)."""
+
+    examples_dropped: int = 0
+    sample_rows_from: int = 0
+    sample_rows_to: int = 0
+    tables_dropped: tuple[str, ...] = ()
+
+    @property
+    def any(self) -> bool:
+        return bool(
+            self.examples_dropped
+            or self.sample_rows_to < self.sample_rows_from
+            or self.tables_dropped
+        )
+
+    def notes(self) -> list[str]:
+        notes = []
+        if self.examples_dropped:
+            notes.append(f"dropped {self.examples_dropped} few-shot example(s)")
+        if self.sample_rows_to < self.sample_rows_from:
+            notes.append(
+                f"sample rows per table cut from {self.sample_rows_from} to {self.sample_rows_to}"
+            )
+        if self.tables_dropped:
+            notes.append(f"dropped table(s) {', '.join(self.tables_dropped)}")
+        return notes
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "examples_dropped": self.examples_dropped,
+            "sample_rows_from": self.sample_rows_from,
+            "sample_rows_to": self.sample_rows_to,
+            "tables_dropped": list(self.tables_dropped),
+            "notes": self.notes(),
+        }
+
+
+@dataclass(frozen=True)
+class Prompt:
+    """A built prompt: the text, its size against the budget, and what it shows."""
+
+    system: str
+    user: str
+    tokens: int
+    budget: int
+    tables: tuple[str, ...]
+    examples: int
+    sample_rows: int
+    cuts: PromptCuts = field(default_factory=PromptCuts)
+
+    @property
+    def messages(self) -> tuple[Message, ...]:
+        return (Message.user(self.user),)
+
+    def as_dict(self) -> dict[str, Any]:
+        """The trace entry (not the text itself)."""
+        return {
+            "tokens": self.tokens,
+            "budget": self.budget,
+            "tables": list(self.tables),
+            "examples": self.examples,
+            "sample_rows": self.sample_rows,
+            "cuts": self.cuts.as_dict(),
+        }
+
+
+def prompt_sample(db: Database, config: PromptConfig) -> DatabaseSample | None:
+    """The sampled rows prompts show for `db` (None without a data file or with 0 rows)."""
+    if config.sample_rows == 0 or db.path is None:
+        return None
+    return sample_database(
+        db,
+        rows=config.sample_rows,
+        distinct=0,
+        max_value_chars=config.max_cell_chars,
+        seed=config.seed,
+    )
+
+
+def build_prompt(
+    question: str,
+    db: Database,
+    *,
+    tables: Sequence[str] | None = None,
+    examples: Sequence[FewShot] = (),
+    sample: DatabaseSample | None = None,
+    config: PromptConfig | None = None,
+) -> Prompt:
+    """The generation prompt for `question` over `tables` of `db` (default: all), within the
+    budget (see the module docstring). `sample`: rows to show (see `prompt_sample`)."""
+    config = config or PromptConfig()
+    names = _table_names(db, tables)
+    if not names:
+        raise GeneratorConfigError(f"no tables to show for database {db.id!r}")
+    sample = _clipped(sample, config.max_cell_chars) if sample is not None else None
+    rows = config.sample_rows if sample is not None else 0
+    shown_examples = list(examples)
+    kept = list(names)
+    dropped_tables: list[str] = []
+    drop_order = _farthest_first(question, db, names)
+    while True:
+        user = _user_text(question, db, kept, shown_examples, sample, rows, config)
+        tokens = approx_tokens(SYSTEM_PROMPT) + approx_tokens(user)
+        if tokens <= config.budget_tokens:
+            break
+        if shown_examples:
+            shown_examples.pop()
+        elif rows > 0:
+            rows -= 1
+        elif len(kept) > 1:
+            victim = next(name for name in drop_order if name in kept)
+            kept.remove(victim)
+            dropped_tables.append(victim)
+        else:
+            raise PromptBudgetError(
+                f"the prompt needs {tokens} tokens with one table, no rows and no examples; "
+                f"budget_tokens is {config.budget_tokens}"
+            )
+    cuts = PromptCuts(
+        examples_dropped=len(examples) - len(shown_examples),
+        sample_rows_from=config.sample_rows if sample is not None else 0,
+        sample_rows_to=rows,
+        tables_dropped=tuple(dropped_tables),
+    )
+    return Prompt(
+        system=SYSTEM_PROMPT,
+        user=user,
+        tokens=tokens,
+        budget=config.budget_tokens,
+        tables=tuple(kept),
+        examples=len(shown_examples),
+        sample_rows=rows,
+        cuts=cuts,
+    )
+
+
+def schema_text(
+    db: Database, tables: Sequence[str], sample: DatabaseSample | None, rows: int
+) -> str:
+    """CREATE TABLE statements with keys and `rows` sample rows per table."""
+    return create_table_text(db, list(tables), sample, rows)
+
+
+def _user_text(
+    question: str,
+    db: Database,
+    tables: Sequence[str],
+    examples: Sequence[FewShot],
+    sample: DatabaseSample | None,
+    rows: int,
+    config: PromptConfig,
+) -> str:
+    parts = ["### Instruction", INSTRUCTION]
+    if examples:
+        parts.append("### Examples")
+        for number, example in enumerate(examples, 1):
+            body = []
+            if example.schema.strip():
+                body.append(f"Schema:\n{example.schema.strip()}")
+            body.append(f"Question: {example.question.strip()}")
+            body.append(f"SQL: {example.sql.strip()}")
+            parts.append(f"Example {number}:")
+            parts.append(data_block("example", "\n".join(body), config.max_example_chars))
+    parts.append(f"### Database {db.id}")
+    parts.append(data_block("schema", schema_text(db, tables, sample, rows), 1_000_000))
+    parts.append("### Question")
+    parts.append(data_block("question", question.strip(), config.max_question_chars))
+    return "\n\n".join(parts)
+
+
+def _table_names(db: Database, tables: Sequence[str] | None) -> list[str]:
+    if tables is None:
+        return [t.name for t in db.tables]
+    names: list[str] = []
+    for name in tables:
+        if not db.has_table(name):
+            raise GeneratorConfigError(f"database {db.id!r} has no table {name!r}")
+        real = db.table(name).name
+        if real not in names:
+            names.append(real)
+    return names
+
+
+_SPLIT = re.compile(r"[^A-Za-z0-9]+|(?<=[a-z])(?=[A-Z])")
+
+
+def name_words(text: str) -> set[str]:
+    """Lower-case words of a name or a question, with a trailing plural `s` removed."""
+    words = set()
+    for word in _SPLIT.split(text):
+        word = word.lower()
+        if len(word) > 2:
+            words.add(word[:-1] if word.endswith("s") and len(word) > 3 else word)
+    return words
+
+
+def _farthest_first(question: str, db: Database, names: Sequence[str]) -> list[str]:
+    """Tables by increasing relevance to the question; later ones first among equals."""
+    asked = name_words(question)
+
+    def relevance(position: int) -> tuple[int, int]:
+        table = db.table(names[position])
+        vocabulary = name_words(table.name)
+        for column in table.columns:
+            vocabulary |= name_words(column.name)
+        return (len(asked & vocabulary) + 2 * len(asked & name_words(table.name)), -position)
+
+    order = sorted(range(len(names)), key=relevance)
+    return [names[i] for i in order]
+
+
+def _clipped(sample: DatabaseSample, max_chars: int) -> DatabaseSample:
+    tables: dict[str, TableSample] = {}
+    for key, table in sample.tables.items():
+        rows = tuple(tuple(_clip_value(v, max_chars) for v in row) for row in table.rows)
+        tables[key] = TableSample(table.table, table.columns, rows, table.row_count, {})
+    return DatabaseSample(sample.db_id, tables)
+
+
+def _clip_value(value: Any, max_chars: int) -> Any:
+    if isinstance(value, str):
+        return clip(value.replace("\n", " "), max_chars)
+    if isinstance(value, bytes):
+        return f"<{len(value)} bytes>"
+    return value

@@ -1,0 +1,194 @@
+"""Build an LLM or an embedder from a spec string such as ``anthropic:claude-sonnet-5-5``.
+
+LLM specs:
+
+- ``anthropic:MODEL`` — Claude, e.g. ``anthropic:claude-sonnet-5-5`` (needs an Anthropic key)
+- ``openai:MODEL@BASE_URL`` — an OpenAI-compatible server, e.g.
+  ``openai:llama3.1:8b@http://localhost:11434/v1``; ``openai:MODEL`` takes the base URL from
+  ``openai_base_url``
+- ``scripted:TEXT`` — the offline `ScriptedLLM` always replying TEXT; ``scripted`` alone
+  echoes the last user message
+
+Embedder specs:
+
+- ``minilm`` — local all-MiniLM-L6-v2 (384 dimensions)
+- ``hashing`` / ``hashing:DIM`` — the dependency-free `HashingEmbedder` (512 dimensions unless
+  DIM is given)
+- ``cohere`` / ``cohere:MODEL`` — Cohere, ``embed-english-v3.0`` unless MODEL is given (needs a
+  Cohere key)
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from providers.embedding import Embedder
+from providers.errors import ConfigurationError
+from providers.llm import LLM
+
+__all__ = [
+    "EMBEDDER_SPEC_FORMS",
+    "LLM_SPEC_FORMS",
+    "EmbedderSpec",
+    "LLMSpec",
+    "make_embedder",
+    "make_llm",
+    "parse_embedder_spec",
+    "parse_llm_spec",
+]
+
+LLM_SPEC_FORMS = (
+    "anthropic:MODEL (e.g. anthropic:claude-sonnet-5-5)",
+    "openai:MODEL@BASE_URL (e.g. openai:llama3.1@http://localhost:11434/v1)",
+    "openai:MODEL (base URL from SCHEMARAG_OPENAI_BASE_URL)",
+    "scripted:TEXT (offline, always replies TEXT)",
+    "scripted (offline, echoes the last user message)",
+)
+
+EMBEDDER_SPEC_FORMS = (
+    "minilm",
+    "hashing",
+    "hashing:DIM (e.g. hashing:512)",
+    "cohere",
+    "cohere:MODEL (e.g. cohere:embed-english-v3.0)",
+)
+
+_OPENAI_WITH_URL = re.compile(r"^(?P<model>.+?)@(?P<url>https?://\S+)$")
+
+
+@dataclass(frozen=True)
+class LLMSpec:
+    """A parsed LLM spec: ``provider`` is anthropic, openai or scripted."""
+
+    provider: str
+    model: str | None = None
+    base_url: str | None = None
+    text: str | None = None
+
+
+@dataclass(frozen=True)
+class EmbedderSpec:
+    """A parsed embedder spec: ``provider`` is minilm, hashing or cohere."""
+
+    provider: str
+    model: str | None = None
+    dim: int | None = None
+
+
+def _unknown(kind: str, spec: str, forms: tuple[str, ...]) -> ConfigurationError:
+    return ConfigurationError(f"unknown {kind} spec {spec!r}; valid forms: {'; '.join(forms)}")
+
+
+def parse_llm_spec(spec: str) -> LLMSpec:
+    """Check an LLM spec's syntax without building anything (no keys needed)."""
+    provider, colon, rest = spec.strip().partition(":")
+    if provider == "anthropic" and rest:
+        return LLMSpec("anthropic", model=rest)
+    if provider == "openai" and rest:
+        match = _OPENAI_WITH_URL.match(rest)
+        if match:
+            return LLMSpec("openai", model=match["model"], base_url=match["url"])
+        if "@" in rest:
+            raise ConfigurationError(
+                f"LLM spec {spec!r}: the part after @ must be a base URL starting with "
+                "http:// or https://"
+            )
+        return LLMSpec("openai", model=rest)
+    if provider == "scripted":
+        return LLMSpec("scripted", text=rest if colon else None)
+    raise _unknown("LLM", spec, LLM_SPEC_FORMS)
+
+
+def parse_embedder_spec(spec: str) -> EmbedderSpec:
+    """Check an embedder spec's syntax without building anything (no keys needed)."""
+    provider, colon, rest = spec.strip().partition(":")
+    if provider == "minilm" and not colon:
+        return EmbedderSpec("minilm", model="all-MiniLM-L6-v2")
+    if provider == "hashing":
+        if not colon:
+            return EmbedderSpec("hashing", dim=512)
+        if rest.isdigit() and int(rest) >= 8:
+            return EmbedderSpec("hashing", dim=int(rest))
+        raise ConfigurationError(
+            f"embedder spec {spec!r}: DIM in hashing:DIM must be an integer >= 8"
+        )
+    if provider == "cohere":
+        if colon and not rest:
+            raise _unknown("embedder", spec, EMBEDDER_SPEC_FORMS)
+        return EmbedderSpec("cohere", model=rest or "embed-english-v3.0")
+    raise _unknown("embedder", spec, EMBEDDER_SPEC_FORMS)
+
+
+def make_llm(
+    spec: str,
+    *,
+    anthropic_api_key: str | None = None,
+    openai_base_url: str | None = None,
+    openai_api_key: str | None = None,
+    timeout: float = 120.0,
+    max_retries: int = 4,
+) -> LLM:
+    """The LLM a spec names (see the module docstring), with the keys and URLs given here."""
+    parsed = parse_llm_spec(spec)
+    if parsed.provider == "anthropic":
+        from providers.anthropic_llm import AnthropicLLM
+
+        assert parsed.model is not None
+        return AnthropicLLM(
+            parsed.model, api_key=anthropic_api_key, timeout=timeout, max_retries=max_retries
+        )
+    if parsed.provider == "openai":
+        from providers.openai_compat import OpenAICompatLLM
+
+        assert parsed.model is not None
+        base_url = parsed.base_url or openai_base_url
+        if not base_url:
+            raise ConfigurationError(
+                f"LLM spec {spec!r} needs a server: write openai:MODEL@BASE_URL or set "
+                "SCHEMARAG_OPENAI_BASE_URL (e.g. http://localhost:11434/v1)"
+            )
+        return OpenAICompatLLM(
+            parsed.model,
+            base_url=base_url,
+            api_key=openai_api_key,
+            timeout=timeout,
+            max_retries=max_retries,
+        )
+    from providers.scripted import ScriptedLLM, echo_last_user_message
+
+    if parsed.text is None:
+        return ScriptedLLM(echo_last_user_message, model="echo")
+    return ScriptedLLM(parsed.text)
+
+
+def make_embedder(
+    spec: str,
+    *,
+    cohere_api_key: str | None = None,
+    batch_size: int | None = None,
+    timeout: float = 60.0,
+    max_retries: int = 4,
+) -> Embedder:
+    """The embedder a spec names (see the module docstring). ``batch_size`` applies to
+    MiniLM (default 32) and Cohere (default and maximum 96)."""
+    parsed = parse_embedder_spec(spec)
+    if parsed.provider == "hashing":
+        from providers.hashing_embedder import HashingEmbedder
+
+        assert parsed.dim is not None
+        return HashingEmbedder(parsed.dim)
+    if parsed.provider == "minilm":
+        from providers.minilm_embedder import MiniLMEmbedder
+
+        return MiniLMEmbedder(batch_size=batch_size or 32)
+    from providers.cohere_embedder import COHERE_MAX_TEXTS, CohereEmbedder
+
+    assert parsed.model is not None
+    return CohereEmbedder(
+        parsed.model,
+        api_key=cohere_api_key,
+        batch_size=batch_size or COHERE_MAX_TEXTS,
+        timeout=timeout,
+        max_retries=max_retries,
+    )

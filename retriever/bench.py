@@ -1,0 +1,244 @@
+"""The recall benchmark: schemarag against the table-document baselines, in one run.
+
+    dataset = load_dataset("spider-dev", Path("../shared/data/spider"))
+    ensure_index(dataset.catalog, Path(".schemarag/bench/spider"), embedder)
+    with Retriever.open(store, embedder) as retriever:
+        report = run_recall(dataset, retriever, embedder)
+
+`run_recall` refuses a knowledge base that contains an evaluated question (`LeakageError`).
+The report's top level is the stable contract of `schemarag bench recall --json`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import time
+from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+from providers import Embedder
+from retriever.baselines import BM25TableBaseline, DenseTableBaseline
+from retriever.datasets import BenchDataset, BenchQuestion
+from retriever.errors import BenchmarkDataError, LeakageError
+from retriever.metrics import Ranking, breakdown, curves, latency, recall
+from retriever.retriever import Retriever
+from retriever.tables import embed_entries, entries_from_catalog
+from retriever.text import normalize_question
+from schemagraph import Catalog, database_fingerprint
+from schemagraph.model import fold
+
+log = logging.getLogger(__name__)
+
+METHODS = ("schemarag", "bm25_table", "dense_table")
+RANK_SIZE = 20
+
+
+def check_leakage(
+    indexed: Iterable[tuple[str, str]], questions: Sequence[BenchQuestion]
+) -> frozenset[str]:
+    """Indexed (question, synthesizer) records against the evaluated questions, normalized.
+
+    A record equal to an evaluated question written by anything but the offline template
+    synthesizer (an LLM may have memorized Spider) is leakage: `LeakageError`. A template record
+    can only collide by coincidence ("How many continents are there?" is what the template
+    writes for `SELECT count(*) FROM continents`); those are returned so that the benchmark
+    masks them from the search instead of letting them answer the question they equal.
+    """
+    evaluated = {normalize_question(q.question): q.question for q in questions}
+    coincidences: set[str] = set()
+    for text, synthesizer in indexed:
+        key = normalize_question(text)
+        if key not in evaluated:
+            continue
+        if synthesizer != "template":
+            raise LeakageError(
+                f"the knowledge base contains the evaluated question {evaluated[key]!r} "
+                f"(written by {synthesizer or 'an unknown synthesizer'}); benchmark questions "
+                "must never be indexed"
+            )
+        coincidences.add(key)
+    return frozenset(coincidences)
+
+
+def pool_key(catalog: Catalog) -> str:
+    """A short name for a pool of databases, for cache folders."""
+    prints = sorted(f"{fold(db.id)}:{database_fingerprint(db)}" for db in catalog)
+    return hashlib.sha256("\n".join(prints).encode()).hexdigest()[:12]
+
+
+def ensure_index(
+    catalog: Catalog,
+    store: Path,
+    embedder: Embedder,
+    *,
+    chains: int = 3,
+    iterations: int = 2,
+    progress: Callable[[int, int], None] | None = None,
+) -> None:
+    """Build the offline (template) knowledge base of `catalog` at `store`, or bring it up to
+    date (nothing to do when it already is)."""
+    from indexer import (
+        BuildConfig,
+        BuildServices,
+        StoreLocation,
+        build_index,
+        make_chain_runner,
+        make_feedback,
+        make_synthesizer,
+    )
+
+    synthesizer = make_synthesizer("template", None)
+    config = BuildConfig(chains=chains, iterations=iterations)
+    services = BuildServices(
+        synthesize=make_chain_runner(
+            synthesizer, make_feedback("rule", None), chains=chains, iterations=iterations
+        ),
+        synthesizer_name=synthesizer.name,
+        embedder=embedder,
+        progress=progress,
+    )
+    build_index(catalog, StoreLocation.parse(store), services, config)
+
+
+def _evaluate(
+    rank: Callable[[str], Ranking],
+    questions: Sequence[BenchQuestion],
+    progress: Callable[[int, int], None] | None,
+) -> list[Ranking]:
+    rank(questions[0].question)  # warm-up: first-call costs are not query latency
+    out: list[Ranking] = []
+    for i, q in enumerate(questions):
+        out.append(rank(q.question))
+        if progress and (i + 1) % 100 == 0:
+            progress(i + 1, len(questions))
+    return out
+
+
+def schemarag_ranking(retriever: Retriever, question: str) -> Ranking:
+    started = time.perf_counter()
+    result = retriever.retrieve(question, top_databases=10, top_tables=RANK_SIZE)
+    elapsed = (time.perf_counter() - started) * 1000
+    return Ranking(tuple(d.db_id for d in result.databases), result.tables[:RANK_SIZE], elapsed)
+
+
+def run_recall(
+    dataset: BenchDataset,
+    retriever: Retriever | None,
+    embedder: Embedder,
+    *,
+    limit: int | None = None,
+    methods: Sequence[str] = METHODS,
+    progress: Callable[[str, int, int], None] | None = None,
+) -> dict[str, Any]:
+    """Evaluate `methods` on `dataset` (its first `limit` questions); the report dict."""
+    questions = list(dataset.questions[:limit] if limit else dataset.questions)
+    if not questions:
+        raise BenchmarkDataError(f"{dataset.name}: no questions to evaluate")
+    pool = {fold(db.id) for db in dataset.catalog}
+    if retriever is not None:
+        indexed = {fold(d) for d in retriever.db_ids}
+        if indexed != pool:
+            raise BenchmarkDataError(
+                f"the index holds {len(indexed)} databases, the {dataset.name} pool "
+                f"{len(pool)} ({len(pool - indexed)} missing, {len(indexed - pool)} extra); "
+                "build the index over the dataset's tables.json"
+            )
+        entries, vectors = retriever.entries, retriever.vectors
+        if retriever.kb is not None:
+            masked = check_leakage(retriever.kb.question_texts(), questions)
+            if masked:
+                log.warning(
+                    "%d template record(s) equal an evaluated question; masked from the search: %s",
+                    len(masked),
+                    sorted(masked),
+                )
+            retriever.masked = masked
+    else:
+        entries = entries_from_catalog(dataset.catalog, with_values=False)
+        vectors = embed_entries(entries, embedder)
+    rankers: dict[str, Callable[[str], Ranking]] = {}
+    if "schemarag" in methods:
+        if retriever is None:
+            raise BenchmarkDataError("the schemarag method needs a retriever")
+        rankers["schemarag"] = lambda q: schemarag_ranking(retriever, q)
+    if "bm25_table" in methods:
+        bm25 = BM25TableBaseline(entries)
+        rankers["bm25_table"] = lambda q: bm25.rank(q, RANK_SIZE)
+    if "dense_table" in methods:
+        dense = DenseTableBaseline(entries, vectors, embedder)
+        rankers["dense_table"] = lambda q: dense.rank(q, RANK_SIZE)
+
+    report: dict[str, Any] = {
+        "dataset": dataset.name,
+        "questions": len(questions),
+        "databases": len(dataset.catalog),
+        "methods": {},
+        "breakdowns": {"hardness": {}, "gold_tables": {}},
+        "curves": {},
+        "skipped": len(dataset.skipped),
+        "masked_records": sorted(retriever.masked) if retriever is not None else [],
+    }
+    for name, rank in rankers.items():
+
+        def step(done: int, total: int, name: str = name) -> None:
+            if progress:
+                progress(name, done, total)
+
+        rankings = _evaluate(rank, questions, step)
+        report["methods"][name] = {**recall(questions, rankings), **latency(rankings)}
+        report["breakdowns"]["hardness"][name] = breakdown(questions, rankings, "hardness")
+        report["breakdowns"]["gold_tables"][name] = breakdown(questions, rankings, "tables")
+        report["curves"][name] = curves(questions, rankings)
+    return report
+
+
+def table_lines(report: dict[str, Any]) -> list[str]:
+    """The report's methods as a Markdown table."""
+    keys = [
+        "db_R@1",
+        "db_R@5",
+        "tab_R@5",
+        "tab_R@10",
+        "tab_R@20",
+        "all_tabs@5",
+        "all_tabs@10",
+        "latency_ms_p50",
+        "latency_ms_p99",
+    ]
+    lines = [
+        "| method | " + " | ".join(keys) + " |",
+        "|---|" + "---:|" * len(keys),
+    ]
+    for name, metrics in report["methods"].items():
+        lines.append(f"| {name} | " + " | ".join(f"{metrics[k]:.1f}" for k in keys) + " |")
+    return lines
+
+
+def plot_recall(report: dict[str, Any], out: Path) -> None:
+    """A PNG of db_R@k and tab_R@k (k = 1..20) for every method."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4.2))
+    for name, curve in report["curves"].items():
+        axes[0].plot(curve["k"], curve["db_R"], marker=".", label=name)
+        axes[1].plot(curve["k"], curve["tab_R"], marker=".", label=name)
+    for ax, title in zip(axes, ("database recall@k", "table recall@k (micro)"), strict=True):
+        ax.set_title(f"{report['dataset']}: {title}")
+        ax.set_xlabel("k")
+        ax.set_ylabel("%")
+        ax.set_xticks(range(0, 21, 2))
+        ax.set_ylim(0, 100)
+        ax.grid(alpha=0.3)
+        ax.legend(loc="lower right")
+    fig.suptitle(
+        f"{report['questions']} questions, {report['databases']} databases in the pool", fontsize=9
+    )
+    fig.tight_layout()
+    out.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(out, dpi=110)
+    plt.close(fig)

@@ -1,0 +1,141 @@
+"""Benchmark questions with their gold database and tables, and the pool of databases.
+
+Spider (`dev.json`: `question`, `query`, `db_id`), Spider-Syn (`SpiderSynQuestion`), Spider-DK
+and BIRD (`SQL`) are read the same way; gold tables come from the gold SQL's syntax tree
+(`schemagraph.sql.tables_in_sql`), hardness from Spider's classifier on the gold SQL.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from retriever.errors import BenchmarkDataError
+from schemagraph import Catalog, load_spider
+from schemagraph.errors import SchemaGraphError
+from schemagraph.model import fold
+from schemagraph.sql import SqlError, spider_hardness, tables_in_sql
+
+log = logging.getLogger(__name__)
+
+DATASETS = ("spider-dev", "spider-syn", "spider-dk")
+_QUESTION_KEYS = ("SpiderSynQuestion", "question")
+_SQL_KEYS = ("query", "SQL", "sql")
+
+
+@dataclass(frozen=True)
+class BenchQuestion:
+    question: str
+    sql: str
+    db_id: str
+    #: gold tables as (folded db id, folded table name)
+    gold: frozenset[tuple[str, str]]
+    hardness: str
+
+
+@dataclass(frozen=True)
+class BenchDataset:
+    name: str
+    catalog: Catalog
+    questions: tuple[BenchQuestion, ...]
+    #: questions left out, with the reason (gold SQL that does not parse, unknown database...)
+    skipped: tuple[str, ...] = ()
+
+
+def load_dataset(name: str, data_dir: Path) -> BenchDataset:
+    """One of `DATASETS` from a Spider folder (see docs/BENCHMARKS.md for the layout)."""
+    if name == "spider-dev":
+        return load_files(data_dir / "tables.json", data_dir / "dev.json", (), name=name)
+    if name == "spider-syn":
+        return load_files(
+            data_dir / "tables.json", data_dir / "spider_syn" / "dev.json", (), name=name
+        )
+    if name == "spider-dk":
+        return load_files(
+            data_dir / "spider_dk" / "tables.json",
+            data_dir / "spider_dk" / "Spider-DK.json",
+            (data_dir / "spider_dk" / "database", data_dir / "database"),
+            name=name,
+        )
+    raise BenchmarkDataError(f"unknown dataset {name!r}; choose one of {', '.join(DATASETS)}")
+
+
+def load_files(
+    tables: Path | Sequence[Path],
+    questions: Path,
+    databases: Sequence[Path] = (),
+    *,
+    name: str | None = None,
+) -> BenchDataset:
+    """Questions of `questions` over the pool of `tables` (one or more tables.json files, whose
+    database ids must not collide). `databases`: folders of `<db>/<db>.sqlite` for databases
+    whose file is not next to their tables.json."""
+    files = [tables] if isinstance(tables, Path) else list(tables)
+    try:
+        catalog = Catalog.merge(*(load_spider(f) for f in files))
+    except SchemaGraphError as exc:
+        raise BenchmarkDataError(str(exc)) from None
+    catalog = _attach_databases(catalog, databases)
+    rows = _read_json_list(questions)
+    parsed: list[BenchQuestion] = []
+    skipped: list[str] = []
+    for i, row in enumerate(rows):
+        where = f"{questions.name}[{i}]"
+        text = next((row[k] for k in _QUESTION_KEYS if row.get(k)), None)
+        sql = next((row[k] for k in _SQL_KEYS if isinstance(row.get(k), str)), None)
+        db_id = row.get("db_id")
+        if not text or not sql or not db_id:
+            raise BenchmarkDataError(
+                f"{where}: needs a question, a gold SQL (`query` or `SQL`) and a db_id"
+            )
+        if db_id not in catalog:
+            skipped.append(f"{where}: database {db_id!r} is not in the pool")
+            continue
+        db = catalog.database(db_id)
+        try:
+            names = tables_in_sql(sql)
+            hardness = str(spider_hardness(sql))
+        except SqlError as exc:
+            skipped.append(f"{where}: gold SQL does not parse: {exc}")
+            continue
+        gold = frozenset((fold(db.id), fold(t)) for t in names if db.has_table(t))
+        if not gold:
+            skipped.append(f"{where}: gold SQL names no table of {db.id}")
+            continue
+        parsed.append(BenchQuestion(str(text), sql, db.id, gold, hardness))
+    for reason in skipped:
+        log.warning("skipped %s", reason)
+    return BenchDataset(name or questions.stem, catalog, tuple(parsed), tuple(skipped))
+
+
+def _attach_databases(catalog: Catalog, folders: Sequence[Path]) -> Catalog:
+    if not folders:
+        return catalog
+    databases = []
+    for db in catalog:
+        if db.path is None:
+            for folder in folders:
+                candidate = folder / db.id / f"{db.id}.sqlite"
+                if candidate.is_file():
+                    db = replace(db, path=candidate)
+                    break
+        databases.append(db)
+    return Catalog(tuple(databases), catalog.problems)
+
+
+def _read_json_list(path: Path) -> list[dict[str, Any]]:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise BenchmarkDataError(f"{path}: no such file") from None
+    except json.JSONDecodeError as exc:
+        raise BenchmarkDataError(
+            f"{path}: malformed JSON at line {exc.lineno}: {exc.msg}"
+        ) from None
+    if not isinstance(data, list) or not all(isinstance(r, dict) for r in data):
+        raise BenchmarkDataError(f"{path}: expected a JSON list of objects")
+    return data

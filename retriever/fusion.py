@@ -1,0 +1,154 @@
+"""Fusing the signals into a database ranking and a table ranking: the weights live here.
+
+Signals, per table of the pool (`Signals`), each scaled to [0, 1] by its maximum over the pool:
+
+- `questions`: votes of the nearest synthetic questions; hit i weighs
+  `exp((s_i - s_max) / temperature)` and votes for its database and the tables its SQL uses;
+- `dense`: cosine of the question and the table document, shifted by the pool median;
+- `bm25`: BM25 over table documents;
+- `names`: the table's name words all occur in the question (idf-weighted);
+- `values`: question n-grams equal to indexed cell values, weighted by rarity across databases.
+
+A database scores the weighted sum of its signals (votes summed over its hits; table signals by
+their maximum over its tables); a table scores the weighted sum of its own signals inside its
+database; the pool-wide table ranking adds `table_database` times its database's score.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+Array = npt.NDArray[np.float64]
+
+SIGNALS = ("questions", "dense", "bm25", "names", "values")
+
+
+@dataclass(frozen=True)
+class FusionWeights:
+    """Weights of the signals (see the module docstring)."""
+
+    db_questions: float = 0.25
+    db_dense: float = 0.25
+    db_bm25: float = 0.5
+    db_names: float = 0.0
+    db_values: float = 0.3
+    table_questions: float = 0.5
+    table_dense: float = 0.5
+    table_bm25: float = 0.5
+    table_names: float = 0.2
+    table_values: float = 1.0
+    #: weight of the database score in the pool-wide table ranking
+    table_database: float = 2.0
+    #: softmax temperature over question-hit cosines (smaller: the nearest hit dominates)
+    temperature: float = 0.05
+    #: a table is "chosen" in its database (and completed along foreign keys) when its score is
+    #: at least this share of the best table's score there
+    choose_ratio: float = 0.4
+    max_chosen: int = 4
+
+    def database(self) -> dict[str, float]:
+        return {s: getattr(self, f"db_{s}") for s in SIGNALS}
+
+    def table(self) -> dict[str, float]:
+        return {s: getattr(self, f"table_{s}") for s in SIGNALS}
+
+
+#: The weights `Retriever` uses unless given others, chosen by measurement (2026-11-21, template
+#: knowledge base of 7,041 records, MiniLM, 50 question hits). Tuned by coordinate ascent (two
+#: rounds over a grid per weight) on 600 Spider *train* questions plus their 600 Spider-Syn
+#: rewrites (db_R@1 + tab_R@5 + all_tabs@5 summed over both), never on dev: train questions are
+#: used for tuning only and are not indexed. Dev and Syn dev were then measured once. Why these
+#: values: BM25 carries most of the database decision on Spider's literal wording; the
+#: synthetic questions and the dense table cosine add what synonyms (Spider-Syn) take away, and
+#: their weight on the database score beyond 0.25 lowered both train sets (the template
+#: questions share schema words, not paraphrases); cell values decide tables (1.0) more than
+#: databases; table names already count in BM25 (0 on databases). Question and table
+#: signals alone, and the search itself, are in docs/BENCHMARKS.md ("Retrieval recall").
+DEFAULT_WEIGHTS = FusionWeights()
+
+
+@dataclass
+class Signals:
+    """Raw per-table signals of one question (arrays aligned with the pool's entries) plus the
+    per-database question votes."""
+
+    table: dict[str, Array]
+    db_votes: Array
+    table_votes: Array
+    #: the embedded question
+    vector: npt.NDArray[np.float32] | None = None
+
+
+def scale(values: Array) -> Array:
+    """`values` divided by their maximum (all zeros stay zeros; negatives clip to 0)."""
+    top = float(values.max()) if values.size else 0.0
+    if top <= 0.0:
+        return np.zeros_like(values, dtype=np.float64)
+    return np.clip(values / top, 0.0, None)
+
+
+def shift_dense(cosines: Array) -> Array:
+    """Cosines relative to the pool: 0 at the median, 1 at the best table."""
+    if not cosines.size:
+        return cosines.astype(np.float64)
+    median = float(np.median(cosines))
+    top = float(cosines.max())
+    if top <= median:
+        return np.zeros_like(cosines, dtype=np.float64)
+    return np.clip((cosines - median) / (top - median), 0.0, None).astype(np.float64)
+
+
+def question_votes(
+    scores: list[float],
+    db_index: list[int],
+    table_index: list[list[int]],
+    n_dbs: int,
+    n_tables: int,
+    temperature: float,
+) -> tuple[Array, Array]:
+    """Votes of question hits for databases and tables (hit i: db `db_index[i]`, tables
+    `table_index[i]`), before scaling."""
+    dbs = np.zeros(n_dbs)
+    tables = np.zeros(n_tables)
+    if not scores:
+        return dbs, tables
+    best = max(scores)
+    for score, db, tabs in zip(scores, db_index, table_index, strict=True):
+        weight = float(np.exp((score - best) / max(temperature, 1e-6)))
+        if db >= 0:
+            dbs[db] += weight
+        for t in tabs:
+            tables[t] += weight
+    return dbs, tables
+
+
+def fuse(
+    signals: Signals, db_of: npt.NDArray[np.int64], n_dbs: int, weights: FusionWeights
+) -> tuple[Array, Array, Array]:
+    """(database scores, table scores inside their database, pool-wide table scores)."""
+    scaled = {
+        "questions": scale(signals.table_votes),
+        "dense": shift_dense(signals.table["dense"]),
+        "bm25": scale(signals.table["bm25"]),
+        "names": scale(signals.table["names"]),
+        "values": scale(signals.table["values"]),
+    }
+    table_score = np.zeros(len(db_of))
+    for name, w in weights.table().items():
+        if w:
+            table_score += w * scaled[name]
+    db_score = np.zeros(n_dbs)
+    for name, w in weights.database().items():
+        if not w:
+            continue
+        if name == "questions":
+            db_score += w * scale(signals.db_votes)
+        else:
+            per_db = np.zeros(n_dbs)
+            np.maximum.at(per_db, db_of, scaled[name])
+            db_score += w * per_db
+    pool = table_score + weights.table_database * db_score[db_of]
+    return db_score, table_score, pool

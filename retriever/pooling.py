@@ -1,0 +1,60 @@
+"""LLM-aided schema pooling (paper section 3.1): the top candidate schemas go to an LLM that
+selects the relevant ones. Off unless an LLM is given."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from typing import Any
+
+from providers import LLM, Message, complete_json
+from retriever.result import RankedDatabase
+
+log = logging.getLogger(__name__)
+
+SYSTEM = (
+    "You route questions to databases. Given a question and candidate database schemas, pick "
+    "the databases that can answer the question, best first, and for each the tables needed."
+)
+
+
+def pooling_prompt(
+    question: str, candidates: Sequence[RankedDatabase], schemas: dict[str, str]
+) -> str:
+    parts = [f"Question: {question}", "", "Candidate databases:"]
+    for db in candidates:
+        parts.append(f"## {db.db_id}\n{schemas.get(db.db_id, '')}")
+    parts.append(
+        'Answer as {"databases": [{"db_id": "...", "tables": ["..."]}]}, best first; '
+        "an empty list when none fits."
+    )
+    return "\n".join(parts)
+
+
+def pool(
+    llm: LLM, question: str, candidates: Sequence[RankedDatabase], schemas: dict[str, str]
+) -> list[tuple[str, list[str]]]:
+    """The LLM's choice among `candidates`: (db_id, tables) best first, unknown ids dropped."""
+    known = {db.db_id.casefold(): db for db in candidates}
+
+    def validate(value: Any) -> list[tuple[str, list[str]]]:
+        items = value["databases"] if isinstance(value, dict) else value
+        if not isinstance(items, list):
+            raise ValueError('expected {"databases": [...]}')
+        out: list[tuple[str, list[str]]] = []
+        for item in items:
+            db_id = str(item["db_id"]) if isinstance(item, dict) else str(item)
+            db = known.get(db_id.casefold())
+            if db is None:
+                continue
+            names = {t.name.casefold(): t.name for t in db.tables}
+            tables = item.get("tables", []) if isinstance(item, dict) else []
+            out.append((db.db_id, [names[t.casefold()] for t in tables if t.casefold() in names]))
+        return out
+
+    prompt = pooling_prompt(question, candidates, schemas)
+    chosen: list[tuple[str, list[str]]] = complete_json(
+        llm, SYSTEM, [Message.user(prompt)], validate=validate
+    )
+    log.debug("pooling chose %s", chosen)
+    return chosen

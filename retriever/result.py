@@ -1,0 +1,68 @@
+"""What a retrieval returns: ranked databases with ranked tables, confidence, examples, timings."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True)
+class RankedTable:
+    """A table of a ranked database. `bridge`: added by foreign-key completion so that the
+    chosen tables can be joined, not matched by the question itself. `chosen`: part of the
+    joinable set proposed for generation."""
+
+    name: str
+    score: float
+    chosen: bool = False
+    bridge: bool = False
+
+
+@dataclass(frozen=True)
+class RankedDatabase:
+    db_id: str
+    score: float
+    tables: tuple[RankedTable, ...]
+
+    @property
+    def chosen_tables(self) -> tuple[str, ...]:
+        """The chosen tables and their bridges: the schema to generate SQL against."""
+        return tuple(t.name for t in self.tables if t.chosen or t.bridge)
+
+
+@dataclass(frozen=True)
+class Example:
+    """A synthetic (question, SQL) record for few-shot prompting."""
+
+    question: str
+    sql: str
+    db_id: str
+    tables: tuple[str, ...]
+    similarity: float
+    skeleton: str = ""
+
+
+@dataclass(frozen=True)
+class RetrievalResult:
+    """`databases` best first; `tables` the pool-wide table ranking as (db_id, table);
+    `confidence` in [0, 1]; `abstained` when it is below the retriever's threshold (no
+    database here seems to fit; the ranking is still given); `timings` in milliseconds."""
+
+    question: str
+    databases: tuple[RankedDatabase, ...]
+    tables: tuple[tuple[str, str], ...]
+    confidence: float
+    abstained: bool
+    examples: tuple[Example, ...] = ()
+    timings: dict[str, float] = field(default_factory=dict)
+    pooled: bool = False
+
+    @property
+    def database(self) -> RankedDatabase | None:
+        """The best database, or None when the retriever abstained."""
+        return None if self.abstained or not self.databases else self.databases[0]
+
+    def as_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["tables"] = [{"db_id": d, "table": t} for d, t in self.tables]
+        return data

@@ -1,0 +1,337 @@
+"""`Retriever`: a question in, ranked databases and tables out.
+
+    retriever = Retriever.open(".schemarag/store", embedder=make_embedder("minilm"))
+    result = retriever.retrieve("How many singers are from France?")
+    result.databases[0].db_id, result.databases[0].chosen_tables, result.confidence
+
+Everything heavy happens once, in `open`: the Qdrant client, the table entries and vectors, the
+BM25 index, the value index. A query embeds the question once, runs one Qdrant search over the
+synthetic questions and a few numpy operations (see `retriever.fusion` for how the signals are
+combined).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+import numpy.typing as npt
+
+from providers import LLM, Embedder
+from retriever.completion import complete_tables, fk_adjacency
+from retriever.errors import RetrieverError
+from retriever.examples import select_examples
+from retriever.fusion import DEFAULT_WEIGHTS, FusionWeights, Signals, fuse, question_votes
+from retriever.knowledge import KnowledgeBase, QuestionHit
+from retriever.lexical import SchemaLinker, TableBM25
+from retriever.pooling import pool
+from retriever.result import Example, RankedDatabase, RankedTable, RetrievalResult
+from retriever.tables import TableEntry, group_by_database
+from retriever.text import normalize_question, normalize_value, stem, words
+from schemagraph.model import fold
+
+log = logging.getLogger(__name__)
+
+#: Default abstain threshold on `RetrievalResult.confidence` (see `Retriever.confidence`).
+ABSTAIN_THRESHOLD = 0.3
+
+
+class Retriever:
+    """Ranks the databases and tables of a knowledge base for a question.
+
+    `entries`/`vectors`: the table documents and their embeddings (row-aligned); `kb`: the
+    knowledge base whose synthetic questions vote (None: table signals only); `question_hits`:
+    how many synthetic questions one query fetches; `abstain_below`: confidence under which
+    the result says no database fits; `pool_llm`: LLM for schema pooling (None: off).
+    """
+
+    def __init__(
+        self,
+        entries: Sequence[TableEntry],
+        vectors: npt.NDArray[np.float32],
+        embedder: Embedder,
+        *,
+        kb: KnowledgeBase | None = None,
+        weights: FusionWeights = DEFAULT_WEIGHTS,
+        question_hits: int = 50,
+        abstain_below: float = ABSTAIN_THRESHOLD,
+        examples: int = 3,
+        pool_llm: LLM | None = None,
+        pool_candidates: int = 5,
+    ) -> None:
+        if not entries:
+            raise RetrieverError("the knowledge base has no tables")
+        if vectors.shape != (len(entries), embedder.dim):
+            raise RetrieverError(
+                f"vectors must have shape ({len(entries)}, {embedder.dim}), got {vectors.shape}"
+            )
+        if question_hits < 1:
+            raise RetrieverError(f"question_hits must be >= 1, got {question_hits}")
+        if not 0.0 <= abstain_below <= 1.0:
+            raise RetrieverError(f"abstain_below must be in [0, 1], got {abstain_below}")
+        if examples < 0:
+            raise RetrieverError(f"examples must be >= 0, got {examples}")
+        self.entries = list(entries)
+        self.vectors = np.asarray(vectors, dtype=np.float32)
+        self.embedder = embedder
+        self.kb = kb
+        self.weights = weights
+        self.question_hits = question_hits
+        self.abstain_below = abstain_below
+        self.example_count = examples
+        self.pool_llm = pool_llm
+        self.pool_candidates = pool_candidates
+        groups = group_by_database(self.entries)
+        self.db_ids = [self.entries[idx[0]].db_id for idx in groups.values()]
+        self._db_pos = {key: i for i, key in enumerate(groups)}
+        self._db_members = [np.asarray(idx, dtype=np.int64) for idx in groups.values()]
+        self._db_of = np.zeros(len(self.entries), dtype=np.int64)
+        for pos, idx in enumerate(self._db_members):
+            self._db_of[idx] = pos
+        self._entry_pos = {e.key: i for i, e in enumerate(self.entries)}
+        self._fk = [fk_adjacency([self.entries[i] for i in idx]) for idx in self._db_members]
+        self._schema_words: list[frozenset[str]] = []
+        self._values: list[frozenset[str]] = []
+        for idx in self._db_members:
+            names = [n for i in idx for n in (self.entries[i].table, *self.entries[i].columns)]
+            vocab = {w for n in names for w in words(n)}
+            self._schema_words.append(frozenset(vocab | {stem(w) for w in vocab}))
+            self._values.append(
+                frozenset(
+                    normalize_value(v)
+                    for i in idx
+                    for vals in self.entries[i].values.values()
+                    for v in vals
+                )
+            )
+        #: normalized synthetic questions never used as hits (the benchmark masks template
+        #: records that happen to equal an evaluated question)
+        self.masked: frozenset[str] = frozenset()
+        self.bm25 = TableBM25(self.entries)
+        self.linker = SchemaLinker(self.entries)
+
+    # -- construction ------------------------------------------------------------------------
+
+    @classmethod
+    def open(
+        cls,
+        store: str | Path,
+        embedder: Embedder,
+        *,
+        collection: str = "schemarag",
+        api_key: str | None = None,
+        **options: object,
+    ) -> Retriever:
+        """A retriever over the served build of `store` (a folder or a Qdrant server URL).
+
+        `embedder` must be the one the build used (its `name` is in the build's manifest)."""
+        kb = KnowledgeBase.open(
+            store, collection=collection, api_key=api_key, embedder_name=embedder.name
+        )
+        try:
+            entries, vectors = kb.table_entries()
+            return cls(entries, vectors, embedder, kb=kb, **options)  # type: ignore[arg-type]
+        except BaseException:
+            kb.close()
+            raise
+
+    def close(self) -> None:
+        if self.kb is not None:
+            self.kb.close()
+
+    def __enter__(self) -> Retriever:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- retrieval ---------------------------------------------------------------------------
+
+    def signals(self, question: str) -> tuple[Signals, list[QuestionHit], dict[str, float]]:
+        """The raw signals of `question`, the question hits, and the time each step took."""
+        timings: dict[str, float] = {}
+        t0 = time.perf_counter()
+        vector = self.embedder.embed_query(question)
+        t1 = time.perf_counter()
+        timings["embed_ms"] = (t1 - t0) * 1000
+        hits: list[QuestionHit] = []
+        if self.kb is not None:
+            hits = self.kb.search_questions(vector, self.question_hits)
+            if self.masked:
+                hits = [h for h in hits if normalize_question(h.question) not in self.masked]
+        t2 = time.perf_counter()
+        timings["questions_ms"] = (t2 - t1) * 1000
+        dense = (self.vectors @ vector).astype(np.float64)
+        bm25 = self.bm25.scores(question)
+        links = self.linker.link(question)
+        t3 = time.perf_counter()
+        timings["tables_ms"] = (t3 - t2) * 1000
+        db_index: list[int] = []
+        table_index: list[list[int]] = []
+        for hit in hits:
+            db_key = fold(hit.db_id)
+            db_index.append(self._db_pos.get(db_key, -1))
+            table_index.append(
+                [
+                    self._entry_pos[(db_key, fold(t))]
+                    for t in hit.tables
+                    if (db_key, fold(t)) in self._entry_pos
+                ]
+            )
+        db_votes, table_votes = question_votes(
+            [h.score for h in hits],
+            db_index,
+            table_index,
+            len(self.db_ids),
+            len(self.entries),
+            self.weights.temperature,
+        )
+        signals = Signals(
+            table={"dense": dense, "bm25": bm25, "names": links.names, "values": links.values},
+            db_votes=db_votes,
+            table_votes=table_votes,
+            vector=vector,
+        )
+        return signals, hits, timings
+
+    def retrieve(
+        self, question: str, top_databases: int = 5, top_tables: int = 10
+    ) -> RetrievalResult:
+        """Rank databases and tables for `question` (see the module docstring)."""
+        if not question.strip():
+            raise RetrieverError("the question is empty")
+        if top_databases < 1 or top_tables < 1:
+            raise RetrieverError("top_databases and top_tables must be >= 1")
+        started = time.perf_counter()
+        signals, hits, timings = self.signals(question)
+        t0 = time.perf_counter()
+        db_score, table_score, pool_score = fuse(
+            signals, self._db_of, len(self.db_ids), self.weights
+        )
+        order = np.argsort(-db_score, kind="stable")[:top_databases]
+        databases = [self._rank_database(int(d), db_score, table_score, top_tables) for d in order]
+        flat = self._pool_ranking(databases[0], pool_score, max(20, top_tables))
+        confidence = self.confidence(signals, hits, int(order[0]))
+        timings["fuse_ms"] = (time.perf_counter() - t0) * 1000
+        t1 = time.perf_counter()
+        examples = self._examples(question, signals, hits, int(order[0]))
+        timings["examples_ms"] = (time.perf_counter() - t1) * 1000
+        timings["total_ms"] = (time.perf_counter() - started) * 1000
+        pooled = False
+        if self.pool_llm is not None:
+            t2 = time.perf_counter()
+            databases = self._pool(question, databases)
+            pooled = True
+            timings["pooling_ms"] = (time.perf_counter() - t2) * 1000
+        return RetrievalResult(
+            question=question,
+            databases=tuple(databases),
+            tables=tuple(flat),
+            confidence=round(confidence, 4),
+            abstained=confidence < self.abstain_below,
+            examples=tuple(examples),
+            timings={k: round(v, 3) for k, v in timings.items()},
+            pooled=pooled,
+        )
+
+    def confidence(self, signals: Signals, hits: Sequence[QuestionHit], db: int) -> float:
+        """How well the best database fits, in [0, 1]: the cosine of its nearest synthetic
+        question and of its best table document, averaged (only the latter without a question
+        collection), plus a bonus for matched cell values or table names."""
+        members = self._db_members[db]
+        dense = float(signals.table["dense"][members].max())
+        db_key = fold(self.db_ids[db])
+        nearest = max((h.score for h in hits if fold(h.db_id) == db_key), default=None)
+        base = dense if nearest is None else 0.5 * (dense + nearest)
+        lexical = signals.table["values"][members].max() + signals.table["names"][members].max()
+        return float(min(1.0, max(0.0, base + (0.1 if lexical > 0 else 0.0))))
+
+    # -- pieces ------------------------------------------------------------------------------
+
+    def _rank_database(
+        self,
+        db: int,
+        db_score: npt.NDArray[np.float64],
+        table_score: npt.NDArray[np.float64],
+        top: int,
+    ) -> RankedDatabase:
+        members = self._db_members[db]
+        ranked = sorted(members.tolist(), key=lambda i: (-table_score[i], i))
+        best = table_score[ranked[0]]
+        chosen = [
+            i
+            for i in ranked[: self.weights.max_chosen]
+            if best > 0 and table_score[i] >= self.weights.choose_ratio * best
+        ] or ranked[:1]
+        by_name = {fold(self.entries[i].table): i for i in members.tolist()}
+        completed = complete_tables(self._fk[db], [fold(self.entries[i].table) for i in chosen])
+        tables: list[RankedTable] = []
+        placed: set[int] = set()
+        for name, bridge in completed:
+            i = by_name[name]
+            placed.add(i)
+            tables.append(
+                RankedTable(
+                    self.entries[i].table, round(float(table_score[i]), 4), not bridge, bridge
+                )
+            )
+        for i in ranked:
+            if i not in placed:
+                tables.append(RankedTable(self.entries[i].table, round(float(table_score[i]), 4)))
+        return RankedDatabase(
+            self.db_ids[db], round(float(db_score[db]), 4), tuple(tables[: max(top, len(placed))])
+        )
+
+    def _pool_ranking(
+        self, best: RankedDatabase, pool_score: npt.NDArray[np.float64], size: int
+    ) -> list[tuple[str, str]]:
+        """Pool-wide ranking: the best database's chosen tables and bridges first, then every
+        other table by pool score."""
+        head = [(best.db_id, t) for t in best.chosen_tables]
+        seen = {(fold(d), fold(t)) for d, t in head}
+        out = list(head)
+        for i in np.argsort(-pool_score, kind="stable")[: size + len(head)]:
+            entry = self.entries[int(i)]
+            if entry.key not in seen:
+                out.append((entry.db_id, entry.table))
+            if len(out) >= size:
+                break
+        return out
+
+    def _examples(
+        self, question: str, signals: Signals, hits: list[QuestionHit], db: int
+    ) -> list[Example]:
+        if self.example_count == 0 or self.kb is None or signals.vector is None:
+            return []
+        db_key = fold(self.db_ids[db])
+        candidates = [h for h in hits if fold(h.db_id) == db_key]
+        if len(candidates) < 2 * self.example_count:
+            candidates = (
+                self.kb.search_questions(
+                    self.embedder.embed_query(question),
+                    4 * self.example_count,
+                    db_id=self.db_ids[db],
+                )
+                or candidates
+            )
+        return select_examples(
+            question, candidates, self._schema_words[db], self._values[db], self.example_count
+        )
+
+    def _pool(self, question: str, databases: list[RankedDatabase]) -> list[RankedDatabase]:
+        assert self.pool_llm is not None
+        candidates = databases[: self.pool_candidates]
+        schemas = {
+            db.db_id: "\n".join(
+                self.entries[self._entry_pos[(fold(db.db_id), fold(t.name))]].text
+                for t in db.tables
+            )
+            for db in candidates
+        }
+        picked = pool(self.pool_llm, question, candidates, schemas)
+        by_id = {db.db_id: db for db in databases}
+        ordered = [by_id[d] for d, _ in picked]
+        return ordered + [db for db in databases if db.db_id not in {d for d, _ in picked}]

@@ -1,0 +1,176 @@
+"""Words of questions, schema names and cell values, as the lexical signals compare them.
+
+`terms` turns text into lower-case, lightly stemmed content words (`"Singers' ages"` →
+`["singer", "age"]`); `normalize_question` is the key the leakage check compares;
+`skeleton` masks schema words and values (PET-SQL's question skeleton) for few-shot selection.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Collection, Iterable
+
+from providers import tokenize
+
+STOPWORDS = frozenset(
+    [
+        "a",
+        "an",
+        "and",
+        "are",
+        "as",
+        "at",
+        "be",
+        "by",
+        "can",
+        "did",
+        "do",
+        "does",
+        "each",
+        "for",
+        "from",
+        "give",
+        "had",
+        "has",
+        "have",
+        "how",
+        "i",
+        "in",
+        "is",
+        "it",
+        "its",
+        "list",
+        "many",
+        "me",
+        "much",
+        "my",
+        "of",
+        "on",
+        "or",
+        "our",
+        "please",
+        "return",
+        "show",
+        "that",
+        "the",
+        "their",
+        "them",
+        "there",
+        "these",
+        "they",
+        "this",
+        "those",
+        "to",
+        "was",
+        "we",
+        "were",
+        "what",
+        "when",
+        "where",
+        "which",
+        "who",
+        "whom",
+        "whose",
+        "why",
+        "with",
+        "you",
+        "your",
+        "find",
+        "all",
+        "any",
+        "display",
+        "tell",
+        "named",
+        "called",
+        "number",
+        "count",
+        "total",
+        "than",
+        "more",
+        "less",
+        "also",
+        "every",
+        "one",
+        "only",
+        "both",
+        "either",
+        "not",
+        "no",
+        "other",
+        "given",
+        "same",
+        "value",
+        "values",
+        "whole",
+        "get",
+    ]
+)
+
+_NUMBER = re.compile(r"^\d+(\.\d+)?$")
+_QUOTED = re.compile(r"\"[^\"]*\"|'[^']*'|“[^”]*”")
+_SPACE = re.compile(r"\s+")
+_NON_WORD = re.compile(r"[^\w]+")
+
+
+def stem(token: str) -> str:
+    """A crude English stem, enough to match plurals: `cities` → `city`, `classes` → `class`."""
+    if len(token) <= 3 or token.isdigit():
+        return token
+    if token.endswith("ies") and len(token) > 4:
+        return token[:-3] + "y"
+    if token.endswith(("sses", "shes", "ches", "xes")):
+        return token[:-2]
+    if token.endswith("s") and not token.endswith(("ss", "us", "is")):
+        return token[:-1]
+    return token
+
+
+def words(text: str) -> list[str]:
+    """Lower-case word tokens; `snake_case` and `camelCase` are split."""
+    return tokenize(text)
+
+
+def terms(text: str) -> list[str]:
+    """Stemmed content words (stopwords dropped) in order, repeats kept."""
+    return [stem(w) for w in tokenize(text) if w not in STOPWORDS]
+
+
+def normalize_question(text: str) -> str:
+    """The form two questions are compared in: lower case, punctuation and spacing removed."""
+    return _SPACE.sub(" ", _NON_WORD.sub(" ", text.casefold())).strip()
+
+
+def normalize_value(value: str) -> str:
+    """A cell value as matched against question n-grams."""
+    return " ".join(tokenize(value))
+
+
+def ngrams(tokens: list[str], max_n: int) -> Iterable[tuple[int, int, str]]:
+    """(start, end, text) of every 1..max_n-gram of `tokens`."""
+    for n in range(1, max_n + 1):
+        for start in range(len(tokens) - n + 1):
+            yield start, start + n, " ".join(tokens[start : start + n])
+
+
+def skeleton(question: str, schema_words: Collection[str], values: Collection[str] = ()) -> str:
+    """The question with schema words, values and numbers masked (PET-SQL's skeleton).
+
+    `schema_words`: lower-case (stemmed or not) words of the database's table and column names;
+    `values`: normalized cell values. Masked runs collapse to one `_`.
+    """
+    text = _QUOTED.sub(" _ ", question)
+    tokens = tokenize(text)
+    masked = [False] * len(tokens)
+    if values:
+        for start, end, gram in ngrams(tokens, 4):
+            if gram in values:
+                for i in range(start, end):
+                    masked[i] = True
+    out: list[str] = []
+    for token, hidden in zip(tokens, masked, strict=True):
+        if hidden or _NUMBER.match(token) or token in schema_words or stem(token) in schema_words:
+            if not out or out[-1] != "_":
+                out.append("_")
+        else:
+            out.append(token)
+    return " ".join(out)

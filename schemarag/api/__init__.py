@@ -1,0 +1,48 @@
+"""The HTTP API: FastAPI app, served by uvicorn through `schemarag serve`.
+
+    from schemarag.api import ApiOptions, StoreSource, create_app
+    app = create_app(settings, StoreSource(location, make_embedder=...), options=ApiOptions())
+
+Modules:
+
+- `app`         `create_app`, from explicit dependencies (settings, index source, options);
+- `routes`      /v1/retrieve, /v1/generate, /v1/index, /healthz, /readyz, /metrics;
+- `models`      request and response bodies, with the input limits;
+- `errors`      the one error body and the handlers that produce it;
+- `middleware`  request id, access log, metrics (`Observe`); API key and body size (`Guard`);
+- `served`      `ServedIndex`: the current build, leases, reload without a failed request;
+- `store`       `StoreSource`: retrievers over a store and the probe that spots new builds;
+- `batching`    query embeddings batched across concurrent requests;
+- `generation`  what /v1/generate needs (catalog, LLMs);
+- `metrics`     counters, gauges and histograms in the Prometheus text format;
+- `options`     `ApiOptions`: limits, logging, reload cadence.
+
+Errors answered (all `{"error": {"code", "message", "field"}}`)::
+
+    401 unauthorized          missing, malformed or wrong bearer key
+    404 not_found, 405 method_not_allowed
+    422 invalid_request       a field out of its limits (named in `field`)
+    422 body_too_large        the body is over ApiOptions.max_body_bytes (field "body")
+    501 not_configured        pooling or generation asked for and not configured
+    502 upstream_error        a language model call failed
+    503 not_ready             no build loaded yet (Retry-After)
+    503 store_unavailable     the Qdrant server cannot be reached
+    500 internal_error        a bug; logged with its traceback, details not sent
+"""
+
+from schemarag.api.app import create_app
+from schemarag.api.generation import Generation
+from schemarag.api.options import ApiOptions
+from schemarag.api.served import IndexSource, ServedIndex
+from schemarag.api.store import StoreSource, embedder_spec_of, prepare_query_embedder
+
+__all__ = [
+    "ApiOptions",
+    "Generation",
+    "IndexSource",
+    "ServedIndex",
+    "StoreSource",
+    "create_app",
+    "embedder_spec_of",
+    "prepare_query_embedder",
+]

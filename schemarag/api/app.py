@@ -1,0 +1,92 @@
+"""`create_app`: the FastAPI application, from explicit dependencies.
+
+    source = StoreSource(StoreLocation.parse(".schemarag/store"), make_embedder=...)
+    app = create_app(Settings.from_env(), source, options=ApiOptions())
+
+Nothing here reads the environment or opens a store by itself: the caller (`schemarag serve`,
+or a test) passes the settings, the index source and the options. The index loads on a
+background thread when the app starts (its lifespan), so liveness answers at once.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+from fastapi import FastAPI
+
+from providers import LLM
+from schemarag.api.errors import install_error_handlers
+from schemarag.api.generation import Generation
+from schemarag.api.metrics import Registry
+from schemarag.api.middleware import Guard, Observe
+from schemarag.api.options import ApiOptions
+from schemarag.api.routes import install_routes
+from schemarag.api.served import IndexSource, ServedIndex
+from schemarag.settings import Settings
+
+log = logging.getLogger(__name__)
+
+__all__ = ["create_app"]
+
+DESCRIPTION = """\
+Finds the databases and tables a natural-language question is about, across every database
+in the knowledge base, and (when configured) generates the SQL.
+
+When the server has an API key (`SCHEMARAG_API_KEY`), every route except `/healthz` and
+`/readyz` needs the header `Authorization: Bearer KEY`. Errors always have the body
+`{"error": {"code", "message", "field"}}`.
+"""
+
+
+def create_app(
+    settings: Settings,
+    source: IndexSource,
+    *,
+    options: ApiOptions | None = None,
+    generation: Generation | None = None,
+    pool_llm: LLM | None = None,
+    registry: Registry | None = None,
+) -> FastAPI:
+    """The app serving `source`'s current build. `generation`: what /v1/generate runs (None:
+    501 naming what to configure); `pool_llm`: the LLM behind `pool: true`."""
+    options = options or ApiOptions()
+    registry = registry or Registry()
+    served = ServedIndex(
+        source, interval_s=options.reload_interval_s, pool_llm=pool_llm, registry=registry
+    )
+    generation = generation or Generation.unavailable(
+        "start the server with the catalog the index was built from (`--source KIND:PATH`) "
+        "and a language model (SCHEMARAG_LLM)"
+    )
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        served.start()
+        try:
+            yield
+        finally:
+            served.stop()
+            source.close()
+
+    app = FastAPI(
+        title="schemarag",
+        version="1",
+        description=DESCRIPTION,
+        lifespan=lifespan,
+    )
+    install_error_handlers(app)
+    install_routes(app, served, generation, registry)
+    # add_middleware wraps what is there, so the last added is the outermost.
+    app.add_middleware(Guard, api_key=settings.api_key, max_body_bytes=options.max_body_bytes)
+    app.add_middleware(
+        Observe,
+        routes=lambda: app.router.routes,
+        registry=registry,
+        log_questions=options.log_questions,
+    )
+    app.state.served = served
+    app.state.registry = registry
+    app.state.options = options
+    return app

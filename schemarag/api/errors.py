@@ -1,0 +1,167 @@
+"""One JSON shape for every error the server answers, and the handlers that produce it.
+
+    {"error": {"code": "invalid_request", "message": "question: ...", "field": "question"}}
+
+`code` is a stable machine-readable word, `message` a sentence for people, `field` the request
+field at fault or null. Validation errors, 401/404/405 from routing, errors raised by the
+middleware (auth, body size) and unexpected exceptions (500) all use it.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Awaitable, Callable, Iterable, Mapping, MutableMapping
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+log = logging.getLogger(__name__)
+
+__all__ = [
+    "ApiError",
+    "error_payload",
+    "error_response",
+    "install_error_handlers",
+    "send_error",
+    "validation_details",
+]
+
+#: Default `code` per HTTP status.
+STATUS_CODES: Mapping[int, str] = {
+    400: "bad_request",
+    401: "unauthorized",
+    403: "forbidden",
+    404: "not_found",
+    405: "method_not_allowed",
+    406: "not_acceptable",
+    413: "body_too_large",
+    415: "unsupported_media_type",
+    422: "invalid_request",
+    429: "too_many_requests",
+    500: "internal_error",
+    501: "not_implemented",
+    502: "upstream_error",
+    503: "unavailable",
+}
+
+Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
+
+
+class ApiError(Exception):
+    """An error answer: HTTP status, code, message, optional field and extra headers."""
+
+    def __init__(
+        self,
+        status: int,
+        code: str,
+        message: str,
+        field: str | None = None,
+        headers: Mapping[str, str] | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.status = status
+        self.code = code
+        self.message = message
+        self.field = field
+        self.headers = dict(headers or {})
+
+
+def error_payload(code: str, message: str, field: str | None = None) -> dict[str, Any]:
+    return {"error": {"code": code, "message": message, "field": field}}
+
+
+def error_response(
+    status: int,
+    code: str,
+    message: str,
+    field: str | None = None,
+    headers: Mapping[str, str] | None = None,
+) -> JSONResponse:
+    return JSONResponse(
+        error_payload(code, message, field), status_code=status, headers=dict(headers or {})
+    )
+
+
+async def send_error(
+    send: Send,
+    status: int,
+    code: str,
+    message: str,
+    field: str | None = None,
+    headers: Iterable[tuple[str, str]] = (),
+) -> None:
+    """Answer an error straight from ASGI middleware (no app, no Request object)."""
+    body = json.dumps(error_payload(code, message, field)).encode("utf-8")
+    raw = [
+        (b"content-type", b"application/json"),
+        (b"content-length", str(len(body)).encode("ascii")),
+        *((k.lower().encode("latin-1"), v.encode("latin-1")) for k, v in headers),
+    ]
+    await send({"type": "http.response.start", "status": status, "headers": raw})
+    await send({"type": "http.response.body", "body": body})
+
+
+def validation_details(errors: Iterable[Mapping[str, Any]]) -> tuple[str | None, str]:
+    """The first invalid field and a message naming every problem, from pydantic errors."""
+    parts: list[str] = []
+    first: str | None = None
+    for error in errors:
+        loc = [str(p) for p in error.get("loc", ())]
+        # ("body", "question") -> "question"; ("body",) or ("body", 12) (bad JSON) -> "body"
+        names = [p for p in loc[1:] if not p.isdigit()] if loc and loc[0] == "body" else loc
+        field = ".".join(names) or "body"
+        if error.get("type") == "json_invalid":
+            field = "body"
+        first = first or field
+        message = str(error.get("msg", "invalid value"))
+        if error.get("type") == "extra_forbidden":
+            message = "unknown field"
+        elif error.get("type") == "missing":
+            message = "field required"
+        elif field == "body" and error.get("type") in ("model_attributes_type", "dict_type"):
+            message = "expected a JSON object (Content-Type: application/json)"
+        parts.append(f"{field}: {message}")
+    return first, "; ".join(parts) or "invalid request"
+
+
+def install_error_handlers(app: FastAPI) -> None:
+    """Route every error FastAPI and Starlette raise through `error_payload`."""
+
+    async def api_error(request: Request, exc: Exception) -> JSONResponse:
+        assert isinstance(exc, ApiError)
+        return error_response(exc.status, exc.code, exc.message, exc.field, exc.headers)
+
+    async def http_error(request: Request, exc: Exception) -> JSONResponse:
+        assert isinstance(exc, StarletteHTTPException)
+        if exc.status_code == 400:  # FastAPI could not read the body (not UTF-8, say)
+            return error_response(
+                422,
+                "invalid_request",
+                "body: the request body cannot be parsed; send UTF-8 JSON",
+                "body",
+            )
+        code = STATUS_CODES.get(exc.status_code, "error")
+        detail = exc.detail if isinstance(exc.detail, str) else code.replace("_", " ")
+        if exc.status_code == 404:
+            detail = f"no route {request.url.path}"
+        elif exc.status_code == 405:
+            detail = f"method {request.method} is not allowed on {request.url.path}"
+        return error_response(exc.status_code, code, detail, None, exc.headers)
+
+    async def invalid(request: Request, exc: Exception) -> JSONResponse:
+        assert isinstance(exc, RequestValidationError)
+        field, message = validation_details(exc.errors())
+        return error_response(422, "invalid_request", message, field)
+
+    async def crashed(request: Request, exc: Exception) -> JSONResponse:
+        log.error("unhandled error on %s %s", request.method, request.url.path, exc_info=exc)
+        return error_response(500, "internal_error", "internal server error")
+
+    app.add_exception_handler(ApiError, api_error)
+    app.add_exception_handler(StarletteHTTPException, http_error)
+    app.add_exception_handler(RequestValidationError, invalid)
+    app.add_exception_handler(Exception, crashed)

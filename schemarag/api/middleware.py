@@ -1,0 +1,223 @@
+"""Plain ASGI middleware: observation (request id, log line, metrics) and the guard (API key,
+body size). Pure ASGI rather than `BaseHTTPMiddleware`, which costs a task per request.
+
+Order, outermost first: `Observe` → `Guard` → the app. So a request refused by the guard is
+still logged and counted, and an exception that escapes the app becomes the standard 500 body.
+"""
+
+from __future__ import annotations
+
+import hmac
+import json
+import logging
+import re
+import time
+import uuid
+from collections.abc import Awaitable, Callable, MutableMapping, Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+from starlette.routing import BaseRoute, Match
+
+from schemarag.api.errors import send_error
+from schemarag.api.metrics import Registry
+
+__all__ = ["OPEN_PATHS", "Guard", "Observe"]
+
+access_log = logging.getLogger("schemarag.api.access")
+log = logging.getLogger(__name__)
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
+
+#: Routes that answer without the API key: the health checks of orchestrators.
+OPEN_PATHS = frozenset({"/healthz", "/readyz"})
+
+_REQUEST_ID = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
+_BODY_METHODS = frozenset({"POST", "PUT", "PATCH"})
+
+
+def _header(scope: Scope, name: bytes) -> str | None:
+    for key, value in scope.get("headers", ()):
+        if key == name:
+            return str(value.decode("latin-1"))
+    return None
+
+
+class Observe:
+    """Gives each request an id (`X-Request-ID`, the client's when it is sane), counts it,
+    times it, and writes one JSON log line per request to the `schemarag.api.access` logger:
+    method, route template, path, status, latency, request id, served build. The question text
+    is logged only when `log_questions` is on (routes put it in `scope["state"]`)."""
+
+    def __init__(
+        self,
+        app: ASGIApp,
+        *,
+        routes: Callable[[], Sequence[BaseRoute]],
+        registry: Registry,
+        log_questions: bool = False,
+    ) -> None:
+        self.app = app
+        self.routes = routes
+        self.log_questions = log_questions
+        self.requests = registry.counter(
+            "schemarag_http_requests_total", "HTTP requests answered", ("method", "route", "status")
+        )
+        self.latency = registry.histogram(
+            "schemarag_http_request_duration_seconds",
+            "time from request to the end of the response",
+            ("method", "route"),
+        )
+        self.in_flight = registry.gauge("schemarag_http_requests_in_flight", "requests in progress")
+
+    def route_of(self, scope: Scope) -> str:
+        """The route template, so that metrics have few label values; `unmatched` for 404s."""
+        routed = scope.get("route")
+        if routed is not None and hasattr(routed, "path"):
+            return str(routed.path)
+        for route in self.routes():
+            match, _ = route.matches(scope)
+            if match != Match.NONE:
+                return str(getattr(route, "path", "unmatched"))
+        return "unmatched"
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        started = time.perf_counter()
+        given = _header(scope, b"x-request-id")
+        request_id = given if given and _REQUEST_ID.match(given) else uuid.uuid4().hex
+        scope.setdefault("state", {})["request_id"] = request_id
+        status = 500
+        response_started = False
+
+        async def observed_send(message: Message) -> None:
+            nonlocal status, response_started
+            if message["type"] == "http.response.start":
+                status = int(message["status"])
+                response_started = True
+                headers = list(message.get("headers", ()))
+                headers.append((b"x-request-id", request_id.encode("latin-1")))
+                message["headers"] = headers
+            await send(message)
+
+        self.in_flight.inc()
+        try:
+            await self.app(scope, receive, observed_send)
+        except Exception:
+            log.exception("unhandled error on %s %s", scope.get("method"), scope.get("path"))
+            status = 500
+            if not response_started:
+                await send_error(
+                    send,
+                    500,
+                    "internal_error",
+                    "internal server error",
+                    headers=[("x-request-id", request_id)],
+                )
+        finally:
+            self.in_flight.dec()
+            elapsed = time.perf_counter() - started
+            method = str(scope.get("method", ""))
+            route = self.route_of(scope)
+            self.requests.inc(method, route, str(status))
+            self.latency.observe(elapsed, method, route)
+            if access_log.isEnabledFor(logging.INFO):
+                access_log.info(
+                    "%s", json.dumps(self._record(scope, method, route, status, elapsed))
+                )
+
+    def _record(
+        self, scope: Scope, method: str, route: str, status: int, elapsed: float
+    ) -> dict[str, Any]:
+        state = scope.get("state", {})
+        client = scope.get("client")
+        record: dict[str, Any] = {
+            "ts": datetime.now(UTC).isoformat(timespec="milliseconds"),
+            "event": "request",
+            "method": method,
+            "route": route,
+            "path": scope.get("path"),
+            "status": status,
+            "latency_ms": round(elapsed * 1000, 2),
+            "request_id": state.get("request_id"),
+            "client": client[0] if client else None,
+        }
+        if state.get("build_id"):
+            record["build_id"] = state["build_id"]
+        if self.log_questions and state.get("question") is not None:
+            record["question"] = state["question"]
+        return record
+
+
+class Guard:
+    """Refuses, with the standard error body: requests without the right bearer key (when
+    `api_key` is set; `OPEN_PATHS` excepted) with 401, and bodies over `max_body_bytes` with
+    422 naming the field `body`. The body is read here, up to the limit, and replayed to the
+    app, so chunked uploads are held to the same limit as ones with a Content-Length."""
+
+    def __init__(self, app: ASGIApp, *, api_key: str | None, max_body_bytes: int) -> None:
+        self.app = app
+        self.api_key = api_key.encode("utf-8") if api_key else None
+        self.max_body_bytes = max_body_bytes
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        if self.api_key is not None and scope.get("path") not in OPEN_PATHS:
+            problem = self._auth_problem(_header(scope, b"authorization"))
+            if problem is not None:
+                await send_error(
+                    send, 401, "unauthorized", problem, headers=[("www-authenticate", "Bearer")]
+                )
+                return
+        if scope.get("method") not in _BODY_METHODS:
+            await self.app(scope, receive, send)
+            return
+        too_large = f"body: the request body must be at most {self.max_body_bytes} bytes"
+        declared = _header(scope, b"content-length")
+        if declared is not None and declared.isdigit() and int(declared) > self.max_body_bytes:
+            await send_error(send, 422, "body_too_large", too_large, "body")
+            return
+        chunks: list[bytes] = []
+        size = 0
+        while True:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                return
+            chunk = message.get("body", b"")
+            size += len(chunk)
+            if size > self.max_body_bytes:
+                await send_error(send, 422, "body_too_large", too_large, "body")
+                return
+            chunks.append(chunk)
+            if not message.get("more_body", False):
+                break
+        body = b"".join(chunks)
+        replayed = False
+
+        async def replay() -> Message:
+            nonlocal replayed
+            if not replayed:
+                replayed = True
+                return {"type": "http.request", "body": body, "more_body": False}
+            return await receive()
+
+        await self.app(scope, replay, send)
+
+    def _auth_problem(self, header: str | None) -> str | None:
+        assert self.api_key is not None
+        if not header:
+            return "missing API key: send the header 'Authorization: Bearer KEY'"
+        scheme, _, token = header.partition(" ")
+        if scheme.lower() != "bearer" or not token.strip():
+            return "malformed Authorization header: expected 'Bearer KEY'"
+        if not hmac.compare_digest(token.strip().encode("utf-8"), self.api_key):
+            return "invalid API key"
+        return None

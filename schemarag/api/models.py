@@ -1,0 +1,230 @@
+"""Request and response bodies, with the input limits the OpenAPI schema publishes.
+
+Requests are strict (no unknown fields, no strings for numbers) and every limit is a constant
+here, so `/openapi.json` states exactly what the server accepts. Responses mirror the library
+results: `RetrieveResponse` is `RetrievalResult.as_dict()` (the CLI's `retrieve --json`),
+`GenerateResponse` is `generator.GenerateResult.as_dict()`.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    StrictBool,
+    StrictStr,
+    field_validator,
+)
+from pydantic_core import PydanticCustomError
+
+from generator import DEFAULT_STRATEGY, STRATEGIES
+
+MAX_QUESTION_CHARS = 2000
+MAX_TOP_DATABASES = 50
+MAX_TOP_TABLES = 100
+MAX_NAME_CHARS = 128
+MAX_TABLES = 64
+MAX_ROWS = 1000
+
+_REQUEST = ConfigDict(extra="forbid")
+_RESPONSE = ConfigDict(extra="forbid")
+
+
+def _integer(value: object) -> object:
+    """JSON Schema's integer: an int, or a number with no fractional part (5.0); not a boolean
+    nor a string, which pydantic's lax mode would convert."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise PydanticCustomError("int_type", "Input should be a valid integer")
+    return value
+
+
+Integer = Annotated[int, BeforeValidator(_integer)]
+
+
+def _question_field() -> Any:
+    return Field(
+        min_length=1,
+        max_length=MAX_QUESTION_CHARS,
+        description=f"the question in natural language, 1 to {MAX_QUESTION_CHARS} characters",
+        examples=["How many singers are from France?"],
+    )
+
+
+def _not_blank(value: str) -> str:
+    if not value.strip():
+        raise ValueError("must not be blank")
+    return value
+
+
+class RetrieveRequest(BaseModel):
+    model_config = _REQUEST
+
+    question: StrictStr = _question_field()
+    top_databases: Integer = Field(5, ge=1, le=MAX_TOP_DATABASES, description="databases to return")
+    top_tables: Integer = Field(10, ge=1, le=MAX_TOP_TABLES, description="tables per database")
+    pool: StrictBool = Field(
+        False,
+        description="LLM-aided schema pooling over the top candidates; needs a pooling LLM "
+        "configured on the server (`serve --pool SPEC`), else 501",
+    )
+
+    _question = field_validator("question")(_not_blank)
+
+
+class RankedTableOut(BaseModel):
+    model_config = _RESPONSE
+
+    name: str
+    score: float
+    chosen: bool = Field(description="part of the joinable set proposed for generation")
+    bridge: bool = Field(description="added by foreign-key completion to join the chosen ones")
+
+
+class RankedDatabaseOut(BaseModel):
+    model_config = _RESPONSE
+
+    db_id: str
+    score: float
+    tables: list[RankedTableOut]
+
+
+class TableRef(BaseModel):
+    model_config = _RESPONSE
+
+    db_id: str
+    table: str
+
+
+class ExampleOut(BaseModel):
+    model_config = _RESPONSE
+
+    question: str
+    sql: str
+    db_id: str
+    tables: list[str]
+    similarity: float
+    skeleton: str
+
+
+class RetrieveResponse(BaseModel):
+    """Ranked databases (best first) with their tables, the pool-wide table ranking, the
+    confidence in [0, 1] and whether it is too low to propose a database (`abstained`),
+    few-shot examples and per-step timings in milliseconds."""
+
+    model_config = _RESPONSE
+
+    question: str
+    databases: list[RankedDatabaseOut]
+    tables: list[TableRef]
+    confidence: float
+    abstained: bool
+    examples: list[ExampleOut]
+    timings: dict[str, float]
+    pooled: bool
+
+
+class GenerateRequestBody(BaseModel):
+    model_config = _REQUEST
+
+    question: StrictStr = _question_field()
+    db_id: StrictStr | None = Field(
+        None,
+        min_length=1,
+        max_length=MAX_NAME_CHARS,
+        description="database to generate for; omitted: the retriever chooses",
+    )
+    tables: list[StrictStr] | None = Field(
+        None,
+        min_length=1,
+        max_length=MAX_TABLES,
+        description="tables to show the LLM; omitted: linking (or retrieval) chooses",
+    )
+    strategy: StrictStr = Field(
+        DEFAULT_STRATEGY,
+        description="; ".join(f"{k}: {v}" for k, v in STRATEGIES.items()),
+        json_schema_extra={"enum": list(STRATEGIES)},
+    )
+    execute: StrictBool = Field(False, description="run the final SQL read-only and return rows")
+    max_rows: Integer = Field(100, ge=1, le=MAX_ROWS, description="rows to return with execute")
+    top_databases: Integer = Field(5, ge=1, le=MAX_TOP_DATABASES)
+    top_tables: Integer = Field(10, ge=1, le=MAX_TOP_TABLES)
+
+    _question = field_validator("question")(_not_blank)
+
+    @field_validator("strategy")
+    @classmethod
+    def _known_strategy(cls, value: str) -> str:
+        if value not in STRATEGIES:
+            raise ValueError(f"unknown strategy; choose one of {', '.join(STRATEGIES)}")
+        return value
+
+    @field_validator("tables")
+    @classmethod
+    def _table_names(cls, value: list[str] | None) -> list[str] | None:
+        for name in value or ():
+            if not name.strip() or len(name) > MAX_NAME_CHARS:
+                raise ValueError(f"table names must be 1 to {MAX_NAME_CHARS} characters")
+        return value
+
+
+class GenerateResponse(BaseModel):
+    """`sql` is null when no SQL was produced (see `trace`) or the retriever abstained."""
+
+    model_config = _RESPONSE
+
+    question: str
+    db_id: str | None
+    strategy: str | None
+    sql: str | None
+    tables: list[str]
+    presql: str | None
+    hardness: str | None
+    abstained: bool
+    execution: dict[str, Any] | None
+    retrieval: dict[str, Any] | None
+    trace: list[dict[str, Any]]
+    usage: dict[str, Any] | None
+
+
+class IndexInfo(BaseModel):
+    """The build being served: what it holds and when it was made and loaded."""
+
+    store: str
+    build_id: str | None
+    created_at: str | None = Field(description="when the build finished (ISO 8601, UTC)")
+    loaded_at: str = Field(description="when this server started serving it (ISO 8601, UTC)")
+    databases: int | None
+    tables: int | None
+    traversals: int | None
+    questions: int | None
+    embedder: str | None
+    dim: int | None
+    synthesizer: str | None
+    latest_build: str | None = Field(
+        description="the build the store's pointer names now; differs from build_id for a "
+        "moment after a new build is published, until the server has loaded it"
+    )
+    reloads: int = Field(description="builds loaded by this process since it started")
+
+
+class Health(BaseModel):
+    status: str = "ok"
+
+
+class Readiness(BaseModel):
+    ready: bool
+    build_id: str | None
+
+
+class ErrorDetail(BaseModel):
+    code: str = Field(examples=["invalid_request"])
+    message: str
+    field: str | None = Field(description="the request field at fault, when there is one")
+
+
+class ErrorBody(BaseModel):
+    error: ErrorDetail

@@ -1,0 +1,228 @@
+"""The routes: retrieval, generation, index information, health, readiness and metrics.
+
+Retrieval and generation are plain `def` routes: they run on Starlette's thread pool, where
+the retriever's numpy and Qdrant work and the embedder's forward pass release the event loop.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.responses import JSONResponse, PlainTextResponse
+
+from generator import GenerateRequest
+from generator.errors import GeneratorError, RetrievalNeededError
+from providers import ProviderError
+from retriever import RetrieverError, StoreNotReadyError
+from schemagraph.errors import CatalogError, SchemaGraphError
+from schemarag.api.errors import ApiError, error_response
+from schemarag.api.generation import Generation, GenerationUnavailableError
+from schemarag.api.metrics import CONTENT_TYPE, Registry
+from schemarag.api.models import (
+    ErrorBody,
+    GenerateRequestBody,
+    GenerateResponse,
+    Health,
+    IndexInfo,
+    Readiness,
+    RetrieveRequest,
+    RetrieveResponse,
+)
+from schemarag.api.served import IndexNotReadyError, Loaded, ServedIndex
+
+log = logging.getLogger(__name__)
+
+__all__ = ["install_routes"]
+
+BUILD_HEADER = "X-Schemarag-Build"
+
+
+def _errors(*statuses: int) -> dict[int | str, dict[str, Any]]:
+    descriptions = {
+        401: "missing or wrong API key",
+        422: "invalid request (the message names the field)",
+        501: "not configured on this server",
+        502: "a language model call failed",
+        503: "no index loaded yet, or the vector store is unreachable",
+    }
+    return {s: {"model": ErrorBody, "description": descriptions[s]} for s in statuses}
+
+
+def _not_ready(served: ServedIndex) -> ApiError:
+    return ApiError(
+        503,
+        "not_ready",
+        f"no index loaded yet from {served.source.where}: build one with `schemarag index build`"
+        " (the server picks it up without a restart)",
+        headers={"Retry-After": "2"},
+    )
+
+
+def _store_errors() -> tuple[type[BaseException], ...]:
+    """Errors of an unreachable or failing Qdrant server."""
+    import httpx
+    from qdrant_client.http.exceptions import ResponseHandlingException, UnexpectedResponse
+
+    return (ResponseHandlingException, UnexpectedResponse, httpx.TransportError)
+
+
+@contextmanager
+def _leased(served: ServedIndex, request: Request) -> Iterator[Loaded]:
+    try:
+        with served.lease() as loaded:
+            request.state.build_id = loaded.build_id
+            yield loaded
+    except IndexNotReadyError:
+        raise _not_ready(served) from None
+
+
+def install_routes(
+    app: FastAPI, served: ServedIndex, generation: Generation, registry: Registry
+) -> None:
+    """Add the routes to `app` itself (not through an included router), so that route
+    templates are visible to the metrics middleware."""
+    router = app.router
+    store_errors = _store_errors()
+
+    @router.post(
+        "/v1/retrieve",
+        response_model=RetrieveResponse,
+        responses=_errors(401, 422, 501, 502, 503),
+        summary="Rank the databases and tables for a question",
+        tags=["retrieval"],
+    )
+    def retrieve(body: RetrieveRequest, request: Request) -> Any:
+        """The same result as `schemarag retrieve --json`. The build that answered is in the
+        `X-Schemarag-Build` response header."""
+        request.state.question = body.question
+        with _leased(served, request) as loaded:
+            retriever = loaded.for_request(body.pool)
+            if retriever is None:
+                raise ApiError(
+                    501,
+                    "not_configured",
+                    "pool: schema pooling needs a language model on the server "
+                    "(start it with `schemarag serve --pool SPEC`)",
+                    "pool",
+                )
+            try:
+                result = retriever.retrieve(body.question, body.top_databases, body.top_tables)
+            except StoreNotReadyError as exc:
+                raise ApiError(503, "not_ready", str(exc)) from None
+            except RetrieverError as exc:
+                raise ApiError(422, "invalid_request", str(exc)) from None
+            except ProviderError as exc:
+                raise ApiError(502, "upstream_error", f"pooling LLM: {exc}") from None
+            except store_errors as exc:
+                raise ApiError(503, "store_unavailable", f"vector store: {exc}") from None
+        return JSONResponse(result.as_dict(), headers={BUILD_HEADER: str(loaded.build_id)})
+
+    @router.post(
+        "/v1/generate",
+        response_model=GenerateResponse,
+        responses=_errors(401, 422, 501, 502, 503),
+        summary="Generate SQL for a question",
+        tags=["generation"],
+    )
+    def generate(body: GenerateRequestBody, request: Request) -> Any:
+        """Retrieval (unless `db_id` is given), then the chosen generation strategy. Needs the
+        catalog (`serve --source`) and a language model (`SCHEMARAG_LLM`); 501 otherwise."""
+        request.state.question = body.question
+        try:
+            spec = GenerateRequest(
+                body.question,
+                db_id=body.db_id,
+                tables=tuple(body.tables) if body.tables is not None else None,
+                strategy=body.strategy,
+                execute=body.execute,
+                max_rows=body.max_rows,
+                top_databases=body.top_databases,
+                top_tables=body.top_tables,
+            )
+        except GeneratorError as exc:
+            raise ApiError(422, "invalid_request", str(exc)) from None
+        try:
+            if body.db_id is not None:
+                result = generation.run(spec, None)
+            else:
+                if generation.missing:
+                    generation.run(spec, None)  # raises GenerationUnavailableError
+                with _leased(served, request) as loaded:
+                    result = generation.run(spec, loaded.retriever)
+        except GenerationUnavailableError as exc:
+            raise ApiError(501, "not_configured", str(exc)) from None
+        except RetrievalNeededError as exc:
+            raise ApiError(503, "not_ready", str(exc)) from None
+        except CatalogError as exc:
+            field = "db_id" if body.db_id is not None else None
+            raise ApiError(422, "invalid_request", str(exc), field) from None
+        except (GeneratorError, SchemaGraphError, RetrieverError) as exc:
+            raise ApiError(422, "invalid_request", str(exc)) from None
+        except ProviderError as exc:
+            raise ApiError(502, "upstream_error", f"language model: {exc}") from None
+        except store_errors as exc:
+            raise ApiError(503, "store_unavailable", f"vector store: {exc}") from None
+        return JSONResponse(result.as_dict())
+
+    @router.get(
+        "/v1/index",
+        response_model=IndexInfo,
+        responses=_errors(401, 503),
+        summary="The build being served",
+        tags=["index"],
+    )
+    def index(request: Request) -> Any:
+        with _leased(served, request) as loaded:
+            manifest = loaded.manifest
+            report = manifest.get("report", {}) or {}
+            return IndexInfo(
+                store=served.source.where,
+                build_id=loaded.build_id,
+                created_at=manifest.get("created_at"),
+                loaded_at=loaded.loaded_at.isoformat(timespec="seconds"),
+                databases=report.get("databases"),
+                tables=report.get("tables"),
+                traversals=report.get("traversals"),
+                questions=report.get("questions"),
+                embedder=manifest.get("embedder"),
+                dim=manifest.get("dim"),
+                synthesizer=manifest.get("synthesizer"),
+                latest_build=served.source.latest_build(),
+                reloads=served.reloads,
+            )
+
+    @router.get("/healthz", response_model=Health, summary="Liveness", tags=["health"])
+    async def healthz() -> Any:
+        """200 while the process serves HTTP; needs no API key."""
+        return Health()
+
+    @router.get(
+        "/readyz",
+        response_model=Readiness,
+        responses={503: {"model": ErrorBody, "description": "no index loaded yet"}},
+        summary="Readiness: an index is loaded",
+        tags=["health"],
+    )
+    async def readyz() -> Any:
+        """200 once a build is loaded (and from then on, across reloads); needs no API key."""
+        current = served.current
+        if current is None:
+            error = _not_ready(served)
+            return error_response(503, error.code, error.message, None, error.headers)
+        return Readiness(ready=True, build_id=current.build_id)
+
+    @router.get(
+        "/metrics",
+        response_class=PlainTextResponse,
+        responses={200: {"content": {"text/plain": {}}}, **_errors(401)},
+        summary="Prometheus metrics",
+        tags=["health"],
+    )
+    async def metrics() -> Any:
+        """Request counts and latency histograms per route, in-flight requests, the served
+        build and its reloads, in the Prometheus text format."""
+        return PlainTextResponse(registry.render(), media_type=CONTENT_TYPE)

@@ -1,0 +1,157 @@
+"""`StoreSource`: retrievers over a knowledge-base store, and the probe that spots new builds.
+
+Embedded store (a folder): the probe reads `ROOT/CURRENT`, the id of the served build, which a
+build replaces atomically once its own Qdrant folder is complete and closed.
+
+Qdrant server (a URL): a build switches the aliases `<collection>_questions`/`_tables` in one
+call, then writes `CURRENT` in its local state folder (`.schemarag/state/<collection>`, where
+the manifests live). The probe resolves the questions alias on the server and reads that
+`CURRENT`; the token changes when either does, so a server whose state folder lags the alias
+by a moment reloads once more when it catches up. The server process must see the state folder
+the builder writes (same machine, or a shared volume as in docker-compose.yml): the manifests
+say which embedder a build needs.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from indexer import StoreLocation
+from indexer.store import QUESTIONS
+from providers import Embedder
+from retriever import KnowledgeBase, Retriever, StoreNotReadyError
+from schemarag.api.batching import BatchingEmbedder
+
+log = logging.getLogger(__name__)
+
+__all__ = ["StoreSource", "embedder_spec_of", "prepare_query_embedder"]
+
+
+def embedder_spec_of(manifest: Mapping[str, Any]) -> str:
+    """The spec that rebuilds the embedder a manifest names (`minilm:all-MiniLM-L6-v2` →
+    `minilm`; `hashing:256` and `cohere:MODEL` are specs already)."""
+    name = str(manifest.get("embedder", "") or "minilm")
+    return "minilm" if name.startswith("minilm:") else name
+
+
+def prepare_query_embedder(embedder: Embedder, *, max_batch: int = 32) -> Embedder:
+    """Ready an embedder for serving: MiniLM is loaded now (not on the first request), runs
+    torch on one thread per pass (faster for short texts on a shared machine) and batches
+    concurrent queries; other embedders are returned as they are."""
+    from providers.minilm_embedder import MiniLMEmbedder
+
+    if not isinstance(embedder, MiniLMEmbedder):
+        return embedder
+    import torch
+
+    torch.set_num_threads(1)
+    embedder.load()
+    return BatchingEmbedder(embedder, max_batch=max_batch)
+
+
+class StoreSource:
+    """Opens the served build of `location` (see the module docstring).
+
+    `make_embedder(spec)`: the embedder for a spec (called once per spec; the result is kept
+    for the life of the source, so the model loads once); `embedder_spec`: force one spec
+    instead of the one each build's manifest names; `options`: `Retriever` keyword arguments
+    (`examples`, `abstain_below`, ...); `client`: the Qdrant client the server-mode probe uses
+    (default: one of its own, opened on first use).
+    """
+
+    def __init__(
+        self,
+        location: StoreLocation,
+        *,
+        make_embedder: Callable[[str], Embedder],
+        embedder_spec: str | None = None,
+        options: Mapping[str, Any] | None = None,
+        client: Any = None,
+    ) -> None:
+        self.location = location
+        self.make_embedder = make_embedder
+        self.embedder_spec = embedder_spec
+        self.options = dict(options or {})
+        self._client = client
+        self._own_client = client is None
+        self._embedders: dict[str, Embedder] = {}
+        self._lock = threading.Lock()
+
+    @property
+    def where(self) -> str:
+        return self.location.url or str(self.location.root)
+
+    # -- probing ---------------------------------------------------------------------------
+
+    def probe(self) -> str | None:
+        current = self.location.current()
+        if self.location.embedded:
+            return current
+        alias = self.alias_build()
+        if alias is None and current is None:
+            return None
+        return f"{alias or '-'}|{current or '-'}"
+
+    def latest_build(self) -> str | None:
+        if self.location.embedded:
+            return self.location.current()
+        try:
+            return self.alias_build() or self.location.current()
+        except Exception:
+            return self.location.current()
+
+    def alias_build(self) -> str | None:
+        """The build the server's questions alias points at (None: no alias yet)."""
+        if self._client is None:
+            from qdrant_client import QdrantClient
+
+            self._client = QdrantClient(
+                url=self.location.url, api_key=self.location.api_key, timeout=5
+            )
+        name = self.location.alias(QUESTIONS)
+        for alias in self._client.get_aliases().aliases:
+            if alias.alias_name == name:
+                collection = str(alias.collection_name)
+                return collection.rsplit("__", 1)[-1] if "__" in collection else collection
+        return None
+
+    # -- loading ---------------------------------------------------------------------------
+
+    def open(self) -> Retriever:
+        build = self.location.current()
+        if build is None:
+            hint = ""
+            if not self.location.embedded:
+                hint = (
+                    f" (the state folder {self.location.root} has no CURRENT: the server must "
+                    "see the state folder that `schemarag index build` writes)"
+                )
+            raise StoreNotReadyError(f"{self.where}: no built knowledge base here{hint}")
+        spec = self.embedder_spec or embedder_spec_of(self.location.manifest(build))
+        embedder = self.embedder(spec)
+        kb = KnowledgeBase.open(self.location, embedder_name=embedder.name)
+        try:
+            entries, vectors = kb.table_entries()
+            return Retriever(entries, vectors, embedder, kb=kb, **self.options)
+        except BaseException:
+            kb.close()
+            raise
+
+    def embedder(self, spec: str) -> Embedder:
+        with self._lock:
+            if spec not in self._embedders:
+                self._embedders[spec] = self.make_embedder(spec)
+            return self._embedders[spec]
+
+    def close(self) -> None:
+        for embedder in self._embedders.values():
+            close = getattr(embedder, "close", None)
+            if close is not None:
+                close()
+        self._embedders.clear()
+        if self._own_client and self._client is not None:
+            self._client.close()
+            self._client = None

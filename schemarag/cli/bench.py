@@ -1,0 +1,96 @@
+"""`schemarag bench recall`: retrieval recall of schemarag and the baselines, in one run."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+
+from retriever import DATASETS, BenchmarkDataError, Retriever, load_dataset, load_files
+from retriever.bench import ensure_index, plot_recall, pool_key, run_recall, table_lines
+from schemarag.cli.bench_generation import register_bench_commands
+from schemarag.cli.retrieve import make_query_embedder
+from schemarag.settings import Settings
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    bench = sub.add_parser("bench", help="benchmarks")
+    bench_sub = bench.add_subparsers(dest="bench_command", metavar="COMMAND", required=True)
+    register_bench_commands(bench_sub)
+    recall = bench_sub.add_parser(
+        "recall", help="database and table recall against the table-document baselines"
+    )
+    recall.add_argument("--dataset", choices=DATASETS, default="spider-dev")
+    recall.add_argument("--data", type=Path, default=None, help="Spider folder")
+    recall.add_argument(
+        "--tables", type=Path, nargs="+", help="tables.json file(s) (any benchmark)"
+    )
+    recall.add_argument("--questions", type=Path, help="questions file (Spider or BIRD format)")
+    recall.add_argument("--databases", type=Path, nargs="*", default=[], help="SQLite folders")
+    recall.add_argument("--store", default=None, help="a built index to reuse (never rebuilt)")
+    recall.add_argument(
+        "--cache-dir",
+        type=Path,
+        default=Path(".schemarag/bench"),
+        help="where the index is built without --store",
+    )
+    recall.add_argument("--embedder", default="minilm", help="embedder spec (default minilm)")
+    recall.add_argument("--limit", type=int, default=None, help="evaluate the first N questions")
+    recall.add_argument("--json", type=Path, metavar="OUT", help="write the report as JSON")
+    recall.add_argument("--plot", type=Path, metavar="OUT.png", help="write recall@k curves")
+    recall.set_defaults(func=cmd_recall)
+
+
+def spider_dir(given: Path | None) -> Path:
+    if given is not None:
+        return given
+    env = os.environ.get("SCHEMARAG_SPIDER_DIR", "").strip()
+    if env:
+        return Path(env)
+    default = Path("../shared/data/spider")
+    if default.exists():
+        return default
+    raise BenchmarkDataError(
+        "no Spider folder: pass --data DIR or set SCHEMARAG_SPIDER_DIR "
+        "(or --tables FILE --questions FILE for another benchmark)"
+    )
+
+
+def _progress(name: str, done: int, total: int) -> None:
+    print(f"{name}: {done}/{total}", file=sys.stderr, flush=True)
+
+
+def cmd_recall(args: argparse.Namespace) -> int:
+    if (args.tables is None) != (args.questions is None):
+        raise BenchmarkDataError("--tables and --questions go together")
+    if args.limit is not None and args.limit < 1:
+        raise BenchmarkDataError(f"--limit must be >= 1, got {args.limit}")
+    if args.tables is not None:
+        dataset = load_files(args.tables, args.questions, args.databases, name=args.questions.stem)
+    else:
+        dataset = load_dataset(args.dataset, spider_dir(args.data))
+    settings = Settings.from_env()
+    embedder = make_query_embedder(settings, args.embedder)
+    store = args.store
+    if store is None:
+        folder = args.cache_dir / f"{pool_key(dataset.catalog)}-{embedder.name.replace(':', '_')}"
+        print(f"index: {folder} (built or brought up to date)", file=sys.stderr)
+        ensure_index(
+            dataset.catalog,
+            folder,
+            embedder,
+            progress=lambda d, t: print(f"index: {d}/{t} traversals", file=sys.stderr),
+        )
+        store = str(folder)
+    with Retriever.open(store, embedder) as retriever:
+        report = run_recall(dataset, retriever, embedder, limit=args.limit, progress=_progress)
+    for line in table_lines(report):
+        print(line)
+    if args.json:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        args.json.write_text(json.dumps(report, indent=2))
+    if args.plot:
+        plot_recall(report, args.plot)
+    return 0

@@ -1,0 +1,135 @@
+"""`schemarag retrieve QUESTION`: the ranked databases and tables for a question."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from indexer import StoreLocation
+from providers import Embedder
+from retriever import ABSTAIN_THRESHOLD, RetrievalResult, Retriever, StoreNotReadyError
+from schemarag.cli.common import print_json
+from schemarag.settings import Settings
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    parser = sub.add_parser("retrieve", help="rank the databases and tables for a question")
+    parser.add_argument("question", help="the question, in quotes")
+    add_retriever_options(parser)
+    parser.add_argument("--top-databases", type=int, default=5, help="databases to show")
+    parser.add_argument("--top-tables", type=int, default=10, help="tables per database")
+    parser.add_argument("--examples", type=int, default=3, help="few-shot examples to return")
+    parser.add_argument(
+        "--pool", default=None, metavar="LLM", help="LLM spec for schema pooling (off by default)"
+    )
+    parser.add_argument(
+        "--abstain-below",
+        type=float,
+        default=ABSTAIN_THRESHOLD,
+        help=f"confidence under which no database is proposed (default {ABSTAIN_THRESHOLD})",
+    )
+    parser.add_argument("--json", action="store_true", help="print JSON")
+    parser.set_defaults(func=cmd_retrieve)
+
+
+def add_retriever_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--store", default=None, help="folder (embedded Qdrant) or http(s) URL of a Qdrant server"
+    )
+    parser.add_argument("--collection", default="schemarag", help="collection name prefix")
+    parser.add_argument(
+        "--embedder", default=None, help="embedder spec (default: the one the index was built with)"
+    )
+
+
+def embedder_spec(name: str) -> str:
+    """The spec that makes the embedder a manifest names (`minilm:all-MiniLM-L6-v2` → minilm)."""
+    return "minilm" if name.startswith("minilm:") else name
+
+
+def make_query_embedder(settings: Settings, spec: str | None) -> Embedder:
+    """The embedder for queries, with the process set up for one query at a time.
+
+    A query multiplies one vector with a few thousand: on a shared machine a single BLAS and
+    torch thread does that fastest (measured on the 2-core sandbox under load: a 7,041 x 384
+    matrix-vector product takes 0.6 ms on one OpenBLAS thread and 9.5 ms on two; a MiniLM
+    query 7.6 ms on one torch thread and 139 ms on two), so both are limited to one thread.
+    """
+    embedder = settings.embedder(spec)
+    single_threaded(torch=embedder.name.startswith("minilm"))
+    return embedder
+
+
+def single_threaded(*, torch: bool) -> None:
+    """Limit BLAS (through threadpoolctl, when installed) and, if `torch`, torch to one
+    thread in this process."""
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:
+        pass
+    else:
+        threadpool_limits(1)
+    if torch:
+        import torch as torch_module
+
+        torch_module.set_num_threads(1)
+
+
+def open_retriever(args: argparse.Namespace, settings: Settings, **options: Any) -> Retriever:
+    store = args.store or str(settings.store_path)
+    location = StoreLocation.parse(
+        store, collection=args.collection, api_key=settings.qdrant_api_key
+    )
+    spec = args.embedder
+    if spec is None:
+        build = location.current()
+        if build is None:
+            raise StoreNotReadyError(
+                f"{store}: no built knowledge base here; run `schemarag index build` first"
+            )
+        spec = embedder_spec(str(location.manifest(build).get("embedder", "")) or "minilm")
+    embedder = make_query_embedder(settings, spec)
+    return Retriever.open(
+        store,
+        embedder,
+        collection=args.collection,
+        api_key=settings.qdrant_api_key,
+        **options,
+    )
+
+
+def cmd_retrieve(args: argparse.Namespace) -> int:
+    settings = Settings.from_env()
+    pool_llm = settings.llm(args.pool) if args.pool else None
+    with open_retriever(
+        args,
+        settings,
+        abstain_below=args.abstain_below,
+        examples=args.examples,
+        pool_llm=pool_llm,
+    ) as retriever:
+        result = retriever.retrieve(args.question, args.top_databases, args.top_tables)
+    if args.json:
+        print_json(result.as_dict())
+    else:
+        for line in describe(result):
+            print(line)
+    return 0
+
+
+def describe(result: RetrievalResult) -> list[str]:
+    lines = [f"confidence {result.confidence:.2f}" + (" (abstained)" if result.abstained else "")]
+    if result.abstained:
+        lines.append("no database here seems to fit; the best candidates were:")
+    for rank, db in enumerate(result.databases, 1):
+        lines.append(f"{rank}. {db.db_id}  score {db.score:.3f}")
+        for table in db.tables:
+            mark = " [bridge]" if table.bridge else (" *" if table.chosen else "")
+            lines.append(f"     {table.name}  {table.score:.3f}{mark}")
+    if result.examples:
+        lines.append("few-shot examples:")
+        for ex in result.examples:
+            lines.append(f"  - {ex.question}\n    {ex.sql}")
+    timings = ", ".join(f"{k} {v:.1f}" for k, v in result.timings.items())
+    lines.append(f"timings (ms): {timings}")
+    return lines

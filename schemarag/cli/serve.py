@@ -1,0 +1,177 @@
+"""`schemarag serve`: the HTTP API over a knowledge base, with uvicorn.
+
+Listens on 127.0.0.1:8000 by default. Any other address needs an API key (SCHEMARAG_API_KEY):
+without one the command stops with a one-line error and exit status 2. New builds of the store
+are picked up while serving (see `schemarag.api.served`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import ipaddress
+import logging
+import sys
+from typing import TYPE_CHECKING
+
+from indexer import StoreLocation
+from providers import LLM, ConfigurationError, Embedder, MissingDependencyError
+from retriever import ABSTAIN_THRESHOLD
+from schemarag.settings import Settings
+
+if TYPE_CHECKING:
+    from schemarag.api import Generation
+
+log = logging.getLogger(__name__)
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    parser = sub.add_parser("serve", help="serve the retrieval HTTP API (FastAPI + uvicorn)")
+    parser.add_argument("--host", default="127.0.0.1", help="address to listen on")
+    parser.add_argument("--port", type=int, default=8000)
+    parser.add_argument(
+        "--store",
+        default=None,
+        help="folder (embedded Qdrant) or http(s) URL of a Qdrant server "
+        "(default SCHEMARAG_STORE or .schemarag/store)",
+    )
+    parser.add_argument("--collection", default="schemarag", help="collection name prefix")
+    parser.add_argument(
+        "--embedder", default=None, help="query embedder spec (default: the one each build used)"
+    )
+    parser.add_argument(
+        "--source",
+        action="append",
+        metavar="KIND:PATH",
+        help="catalog the index was built from, repeatable; enables POST /v1/generate "
+        "(with SCHEMARAG_LLM)",
+    )
+    parser.add_argument(
+        "--pool", default=None, metavar="LLM", help="LLM spec behind `pool: true` (default: off)"
+    )
+    parser.add_argument("--examples", type=int, default=3, help="few-shot examples per answer")
+    parser.add_argument(
+        "--abstain-below",
+        type=float,
+        default=ABSTAIN_THRESHOLD,
+        help=f"confidence under which no database is proposed (default {ABSTAIN_THRESHOLD})",
+    )
+    parser.add_argument(
+        "--log-questions",
+        action="store_true",
+        default=None,
+        help="put question text in the request log (default: off; SCHEMARAG_LOG_QUESTIONS)",
+    )
+    parser.add_argument(
+        "--no-access-log", action="store_true", help="do not write one log line per request"
+    )
+    parser.set_defaults(func=cmd_serve)
+
+
+def is_loopback(host: str) -> bool:
+    """True for localhost and loopback addresses (127.0.0.0/8, ::1); false for everything else,
+    including 0.0.0.0, :: and host names other than localhost."""
+    if host.strip().lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def check_exposure(host: str, api_key: str | None) -> None:
+    if not api_key and not is_loopback(host):
+        raise ConfigurationError(
+            f"refusing to listen on {host} without an API key: set SCHEMARAG_API_KEY, "
+            "or listen on 127.0.0.1"
+        )
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    settings = Settings.from_env()
+    check_exposure(args.host, settings.api_key)
+    if not 0 < args.port < 65536:
+        raise ConfigurationError(f"--port must be in 1..65535, got {args.port}")
+    try:  # the server extra is optional: import it only for this command
+        import uvicorn
+
+        from schemarag.api import ApiOptions, StoreSource, create_app, prepare_query_embedder
+    except ImportError as exc:
+        raise MissingDependencyError(exc.name or "fastapi", "server", "schemarag serve") from exc
+    options = ApiOptions.from_env()
+    if args.log_questions:
+        options = ApiOptions(
+            max_body_bytes=options.max_body_bytes,
+            log_questions=True,
+            reload_interval_s=options.reload_interval_s,
+        )
+    location = StoreLocation.parse(
+        args.store or settings.store_path,
+        collection=args.collection,
+        api_key=settings.qdrant_api_key,
+    )
+
+    def make_embedder(spec: str) -> Embedder:
+        return prepare_query_embedder(settings.embedder(spec))
+
+    source = StoreSource(
+        location,
+        make_embedder=make_embedder,
+        embedder_spec=args.embedder,
+        options={"examples": args.examples, "abstain_below": args.abstain_below},
+    )
+    pool_llm: LLM | None = settings.llm(args.pool) if args.pool else None
+    app = create_app(
+        settings,
+        source,
+        options=options,
+        generation=make_generation(settings, args.source),
+        pool_llm=pool_llm,
+    )
+    configure_logging(access=not args.no_access_log)
+    print(
+        f"schemarag: serving {source.where} on http://{args.host}:{args.port} "
+        f"(API key {'required' if settings.api_key else 'off'})",
+        file=sys.stderr,
+    )
+    uvicorn.run(
+        app,
+        host=args.host,
+        port=args.port,
+        log_config=None,
+        access_log=False,
+        server_header=False,
+        timeout_graceful_shutdown=10,
+    )
+    return 0
+
+
+def make_generation(settings: Settings, sources: list[str] | None) -> Generation:
+    """The generation setup: the catalog of `--source` and the LLM of SCHEMARAG_LLM."""
+    from generator import Models
+    from schemarag.api import Generation
+    from schemarag.cli.common import load
+
+    missing = []
+    if not sources:
+        missing.append("start the server with the catalog the index was built from (--source)")
+    if not settings.llm_spec:
+        missing.append("set SCHEMARAG_LLM to a language model spec")
+    if missing:
+        return Generation.unavailable(*missing)
+    assert sources is not None
+    return Generation(load(sources), Models((settings.llm(),)), prices=settings.prices)
+
+
+def configure_logging(*, access: bool) -> None:
+    """Lifecycle lines (index loads and swaps) at INFO; one JSON line per request on stderr."""
+    logging.getLogger("schemarag.api").setLevel(logging.INFO)
+    access_log = logging.getLogger("schemarag.api.access")
+    access_log.propagate = False
+    access_log.handlers.clear()
+    if access:
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(logging.Formatter("%(message)s"))
+        access_log.addHandler(handler)
+        access_log.setLevel(logging.INFO)
+    else:
+        access_log.setLevel(logging.WARNING)

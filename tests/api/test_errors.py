@@ -1,0 +1,89 @@
+"""One error shape everywhere: `{"error": {"code", "message", "field"}}`, for routing errors,
+validation, refusals, unconfigured features, an index not loaded yet and unexpected crashes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from retriever import RetrievalResult, Retriever
+from schemarag.api import StoreSource
+from tests.api.conftest import Serve, assert_error, source_for
+
+QUESTION = {"question": "How many singers are from France?"}
+
+
+class CrashingSource:
+    """A real store whose retriever raises on one question: an unexpected bug."""
+
+    def __init__(self, inner: StoreSource) -> None:
+        self.inner = inner
+        self.where = inner.where
+
+    def probe(self) -> str | None:
+        return self.inner.probe()
+
+    def latest_build(self) -> str | None:
+        return self.inner.latest_build()
+
+    def close(self) -> None:
+        self.inner.close()
+
+    def open(self) -> Retriever:
+        retriever = self.inner.open()
+        real = retriever.retrieve
+
+        def retrieve(question: str, *args: Any) -> RetrievalResult:
+            if question == "crash":
+                raise RuntimeError("secret internal detail")
+            return real(question, *args)
+
+        retriever.retrieve = retrieve  # type: ignore[method-assign]
+        return retriever
+
+
+def test_routing_errors_have_the_shape(serve: Serve, built_store: Path) -> None:
+    with serve(built_store) as client:
+        assert "/nowhere" in assert_error(client.get("/nowhere"), 404, "not_found")["message"]
+        error = assert_error(client.get("/v1/retrieve"), 405, "method_not_allowed")
+        assert "GET" in error["message"]
+        assert_error(client.put("/healthz"), 405, "method_not_allowed")
+
+
+def test_unexpected_errors_are_500_without_details(serve: Serve, built_store: Path) -> None:
+    source = CrashingSource(source_for(built_store))
+    with serve(built_store, source=source, raise_server_exceptions=False) as client:
+        response = client.post("/v1/retrieve", json={"question": "crash"})
+        error = assert_error(response, 500, "internal_error")
+        assert "secret" not in response.text
+        assert response.headers["x-request-id"]
+        assert error["message"] == "internal server error"
+        assert client.post("/v1/retrieve", json=QUESTION).status_code == 200  # still serving
+
+
+def test_pooling_without_an_llm_is_501_naming_pool(serve: Serve, built_store: Path) -> None:
+    with serve(built_store) as client:
+        response = client.post("/v1/retrieve", json={**QUESTION, "pool": True})
+        error = assert_error(response, 501, "not_configured", "pool")
+        assert "--pool" in error["message"]
+
+
+def test_generate_without_catalog_or_llm_is_501_naming_both(
+    serve: Serve, built_store: Path
+) -> None:
+    with serve(built_store) as client:
+        for body in (QUESTION, {**QUESTION, "db_id": "concert_singer"}):
+            error = assert_error(client.post("/v1/generate", json=body), 501, "not_configured")
+            assert "--source" in error["message"] and "SCHEMARAG_LLM" in error["message"]
+
+
+def test_not_ready_is_503_with_retry_after(serve: Serve, tmp_path: Path) -> None:
+    with serve(tmp_path / "empty", ready=False) as client:
+        for response in (
+            client.post("/v1/retrieve", json=QUESTION),
+            client.get("/v1/index"),
+            client.get("/readyz"),
+        ):
+            error = assert_error(response, 503, "not_ready")
+            assert "schemarag index build" in error["message"]
+            assert response.headers["retry-after"] == "2"

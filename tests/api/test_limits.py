@@ -1,0 +1,126 @@
+"""Input limits: each one answers 422 with the standard body naming the field at fault."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+
+from schemarag.api import ApiOptions
+from schemarag.api.models import MAX_QUESTION_CHARS, MAX_TOP_DATABASES, MAX_TOP_TABLES
+from tests.api.conftest import Serve, assert_error
+
+OK = "How many singers are from France?"
+
+
+@pytest.fixture
+def client(serve: Serve, built_store: Path) -> Iterator[TestClient]:
+    with serve(built_store, options=ApiOptions(max_body_bytes=32_768)) as client:
+        yield client
+
+
+@pytest.mark.parametrize(
+    ("body", "field"),
+    [
+        ({"question": "x" * (MAX_QUESTION_CHARS + 1)}, "question"),
+        ({"question": ""}, "question"),
+        ({"question": "   \n\t"}, "question"),
+        ({"question": 42}, "question"),
+        ({}, "question"),
+        ({"question": OK, "top_databases": 0}, "top_databases"),
+        ({"question": OK, "top_databases": MAX_TOP_DATABASES + 1}, "top_databases"),
+        ({"question": OK, "top_databases": "5"}, "top_databases"),
+        ({"question": OK, "top_databases": True}, "top_databases"),
+        ({"question": OK, "top_tables": 0}, "top_tables"),
+        ({"question": OK, "top_tables": MAX_TOP_TABLES + 1}, "top_tables"),
+        ({"question": OK, "top_tables": 2.5}, "top_tables"),
+        ({"question": OK, "pool": "yes"}, "pool"),
+        ({"question": OK, "surprise": 1}, "surprise"),
+    ],
+)
+def test_retrieve_limits_name_the_field(client: TestClient, body: Any, field: str) -> None:
+    error = assert_error(client.post("/v1/retrieve", json=body), 422, "invalid_request", field)
+    assert error["message"].startswith(f"{field}:")
+
+
+def test_limits_are_inclusive(client: TestClient) -> None:
+    body = {
+        "question": "y" * MAX_QUESTION_CHARS,
+        "top_databases": MAX_TOP_DATABASES,
+        "top_tables": MAX_TOP_TABLES,
+    }
+    assert client.post("/v1/retrieve", json=body).status_code == 200
+    smallest = {"question": "?", "top_databases": 1, "top_tables": 1}
+    assert client.post("/v1/retrieve", json=smallest).status_code == 200
+
+
+def test_a_longest_question_fits_the_body_limit_even_fully_escaped(client: TestClient) -> None:
+    question = "\U0001f600" * MAX_QUESTION_CHARS  # 12 bytes each as a \\uXXXX surrogate pair
+    body = json.dumps({"question": question}, ensure_ascii=True).encode()
+    assert len(body) > 24_000
+    response = client.post(
+        "/v1/retrieve", content=body, headers={"Content-Type": "application/json"}
+    )
+    assert response.status_code == 200, response.text
+
+
+def test_body_over_the_limit_is_422_naming_body(serve: Serve, built_store: Path) -> None:
+    with serve(built_store, options=ApiOptions(max_body_bytes=2048)) as client:
+        big = json.dumps({"question": "z" * 3000}).encode()
+        response = client.post(
+            "/v1/retrieve", content=big, headers={"Content-Type": "application/json"}
+        )
+        error = assert_error(response, 422, "body_too_large", "body")
+        assert "2048 bytes" in error["message"]
+
+        def chunks() -> Iterator[bytes]:  # no Content-Length: counted while reading
+            for _ in range(8):
+                yield b" " * 400
+            yield json.dumps({"question": OK}).encode()
+
+        response = client.post(
+            "/v1/retrieve", content=chunks(), headers={"Content-Type": "application/json"}
+        )
+        assert_error(response, 422, "body_too_large", "body")
+        assert client.post("/v1/retrieve", json={"question": OK}).status_code == 200
+
+
+@pytest.mark.parametrize(
+    ("content", "headers"),
+    [
+        (b'{"question": "unterminated', {"Content-Type": "application/json"}),
+        (b"[1, 2, 3]", {"Content-Type": "application/json"}),
+        (b"question=hello", {"Content-Type": "application/x-www-form-urlencoded"}),
+        (b"", {"Content-Type": "application/json"}),
+    ],
+)
+def test_malformed_bodies_are_422_naming_body(
+    client: TestClient, content: bytes, headers: dict[str, str]
+) -> None:
+    assert_error(
+        client.post("/v1/retrieve", content=content, headers=headers),
+        422,
+        "invalid_request",
+        "body",
+    )
+
+
+@pytest.mark.parametrize(
+    ("body", "field"),
+    [
+        ({"question": "x" * (MAX_QUESTION_CHARS + 1)}, "question"),
+        ({"question": OK, "strategy": "guess"}, "strategy"),
+        ({"question": OK, "max_rows": 0}, "max_rows"),
+        ({"question": OK, "max_rows": 1001}, "max_rows"),
+        ({"question": OK, "tables": []}, "tables"),
+        ({"question": OK, "tables": [""]}, "tables"),
+        ({"question": OK, "db_id": ""}, "db_id"),
+        ({"question": OK, "execute": "no"}, "execute"),
+    ],
+)
+def test_generate_limits_name_the_field(client: TestClient, body: Any, field: str) -> None:
+    assert_error(client.post("/v1/generate", json=body), 422, "invalid_request", field)

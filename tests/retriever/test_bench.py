@@ -1,0 +1,168 @@
+"""The recall benchmark: metrics, the leakage assertion, datasets and the JSON contract."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from providers import HashingEmbedder
+from retriever import (
+    METRIC_KEYS,
+    BenchmarkDataError,
+    BenchQuestion,
+    LeakageError,
+    Ranking,
+    Retriever,
+    check_leakage,
+    load_dataset,
+    load_files,
+    recall,
+    run_recall,
+)
+from retriever.bench import plot_recall
+from schemagraph import Catalog
+from schemarag.cli import main
+from tests.retriever.conftest import RECORDS, write_store
+
+CONTRACT = {*METRIC_KEYS, "latency_ms_p50", "latency_ms_p99"}
+
+QUESTIONS = [
+    {"db_id": "pets_1", "question": "How many dogs are there?", "query": "SELECT count(*) FROM Pets WHERE PetType = 'dog'"},  # noqa: E501
+    {"db_id": "concert_singer", "question": "Names of singers in concerts of 2014?", "query": "SELECT T1.Name FROM singer AS T1 JOIN singer_in_concert AS T2 ON T1.Singer_ID = T2.Singer_ID JOIN concert AS T3 ON T2.concert_ID = T3.concert_ID WHERE T3.Year = 2014"},  # noqa: E501
+    {"db_id": "flight_2", "question": "How many flights arrive at APG?", "query": "SELECT count(*) FROM flights WHERE DestAirport = 'APG'"},  # noqa: E501
+    {"db_id": "car_1", "question": "Which makers are from Japan?", "SQL": "SELECT Maker FROM car_makers AS T1 JOIN countries AS T2 ON T1.Country = T2.CountryId WHERE T2.CountryName = 'japan'"},  # noqa: E501
+]  # fmt: skip
+
+
+def _question(db: str, *tables: str, hardness: str = "easy") -> BenchQuestion:
+    return BenchQuestion("q", "SELECT 1", db, frozenset((db, t) for t in tables), hardness)
+
+
+def test_metrics_follow_their_definitions() -> None:
+    questions = [_question("a", "t1", "t2"), _question("b", "u1")]
+    rankings = [
+        Ranking(("a", "b"), (("a", "t1"), ("b", "x"), ("a", "t2")), 1.0),
+        Ranking(("a", "b"), (("a", "t1"),) * 5 + (("b", "u1"),), 3.0),
+    ]
+    m = recall(questions, rankings)
+    assert m["db_R@1"] == 50.0 and m["db_R@5"] == 100.0
+    assert m["tab_R@5"] == pytest.approx(100 * 2 / 3, abs=0.01)  # micro: 2 of 3 gold tables
+    assert m["tab_R@10"] == 100.0
+    assert m["all_tabs@5"] == 50.0 and m["all_tabs@10"] == 100.0
+
+
+def test_leakage_check_rejects_an_indexed_evaluated_question() -> None:
+    questions = [BenchQuestion("How many singers do we have?", "", "s", frozenset(), "easy")]
+    indexed = [("How many pets?", "llm"), ("How many singers are there?", "llm")]
+    assert check_leakage(indexed, questions) == frozenset()
+    with pytest.raises(LeakageError, match="How many singers do we have"):
+        check_leakage([("how many SINGERS do we have ?", "anthropic:claude")], questions)
+
+
+def test_a_template_record_that_equals_an_evaluated_question_is_masked() -> None:
+    questions = [BenchQuestion("How many continents are there?", "", "c", frozenset(), "easy")]
+    masked = check_leakage([("How many continents are there?", "template")], questions)
+    assert masked == {"how many continents are there"}
+
+
+def test_run_recall_refuses_a_knowledge_base_holding_an_evaluated_question(
+    tmp_path: Path, sample_dir: Path, sample_catalog: Catalog, embedder: HashingEmbedder
+) -> None:
+    leaked = (*RECORDS, ("pets_1", "How many dogs are there?", "SELECT 1", ("Pets",)))
+    store = write_store(tmp_path / "kb", sample_catalog, embedder, leaked, synthesizer="llm")
+    questions = tmp_path / "q.json"
+    questions.write_text(json.dumps(QUESTIONS))
+    dataset = load_files(sample_dir / "tables.json", questions)
+    with Retriever.open(store, embedder) as retriever, pytest.raises(LeakageError):
+        run_recall(dataset, retriever, embedder)
+
+
+def test_run_recall_masks_coincidental_template_records(
+    tmp_path: Path, sample_dir: Path, sample_catalog: Catalog, embedder: HashingEmbedder
+) -> None:
+    leaked = (*RECORDS, ("pets_1", "How many dogs are there?", "SELECT 1", ("Pets",)))
+    store = write_store(tmp_path / "kb", sample_catalog, embedder, leaked)
+    questions = tmp_path / "q.json"
+    questions.write_text(json.dumps(QUESTIONS))
+    dataset = load_files(sample_dir / "tables.json", questions)
+    with Retriever.open(store, embedder) as retriever:
+        report = run_recall(dataset, retriever, embedder)
+        hits, _ = retriever.signals("How many dogs are there?")[1:]
+    assert report["masked_records"] == ["how many dogs are there"]
+    assert "How many dogs are there?" not in {h.question for h in hits}
+
+
+def test_datasets_read_spider_and_bird_gold_sql(tmp_path: Path, sample_dir: Path) -> None:
+    questions = tmp_path / "q.json"
+    questions.write_text(json.dumps([*QUESTIONS, {**QUESTIONS[0], "db_id": "nowhere"}]))
+    dataset = load_files(sample_dir / "tables.json", questions)
+    assert len(dataset.questions) == 4 and len(dataset.skipped) == 1
+    assert dataset.questions[1].gold == {
+        ("concert_singer", "singer"),
+        ("concert_singer", "singer_in_concert"),
+        ("concert_singer", "concert"),
+    }
+    assert dataset.questions[3].gold == {("car_1", "car_makers"), ("car_1", "countries")}
+    assert dataset.questions[1].hardness in {"easy", "medium", "hard", "extra"}
+
+
+def test_colliding_database_ids_across_files_are_an_error(tmp_path: Path, sample_dir: Path) -> None:
+    questions = tmp_path / "q.json"
+    questions.write_text(json.dumps(QUESTIONS))
+    with pytest.raises(BenchmarkDataError, match="appears twice"):
+        load_files([sample_dir / "tables.json", sample_dir / "tables.json"], questions)
+
+
+def test_bench_recall_cli_writes_the_json_contract_and_a_plot(
+    tmp_path: Path, sample_dir: Path, sample_catalog: Catalog, embedder: HashingEmbedder
+) -> None:
+    store = write_store(tmp_path / "kb", sample_catalog, embedder, RECORDS)
+    questions = tmp_path / "q.json"
+    questions.write_text(json.dumps(QUESTIONS))
+    out, png = tmp_path / "recall.json", tmp_path / "recall.png"
+    code = main(
+        [
+            "bench", "recall", "--tables", str(sample_dir / "tables.json"),
+            "--questions", str(questions), "--store", str(store), "--embedder", embedder.name,
+            "--json", str(out), "--plot", str(png),
+        ]
+    )  # fmt: skip
+    assert code == 0
+    report = json.loads(out.read_text())
+    assert {"dataset", "questions", "databases", "methods"} <= set(report)
+    assert report["questions"] == 4 and report["databases"] == 8
+    assert set(report["methods"]) == {"schemarag", "bm25_table", "dense_table"}
+    for metrics in report["methods"].values():
+        assert set(metrics) == CONTRACT
+        assert all(0.0 <= metrics[k] <= 100.0 for k in METRIC_KEYS)
+    assert set(report["breakdowns"]["hardness"]["schemarag"]) <= {"easy", "medium", "hard", "extra"}
+    assert set(report["breakdowns"]["gold_tables"]["schemarag"]) <= {"1", "2", "3", "4+"}
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_plot_needs_only_the_report(tmp_path: Path) -> None:
+    curve = {"k": [1.0, 2.0], "db_R": [50.0, 100.0], "tab_R": [40.0, 80.0]}
+    report = {"dataset": "x", "questions": 2, "databases": 3, "curves": {"m": curve}}
+    plot_recall(report, tmp_path / "p.png")
+    assert (tmp_path / "p.png").stat().st_size > 1000
+
+
+def test_bench_cli_reports_user_mistakes_in_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code = main(["bench", "recall", "--questions", str(tmp_path / "q.json")])
+    assert code == 2
+    assert "--tables and --questions go together" in capsys.readouterr().err
+
+
+@pytest.mark.spider
+def test_spider_dev_has_gold_tables_for_every_question(spider_dir: Path) -> None:
+    dataset = load_dataset("spider-dev", spider_dir)
+    assert len(dataset.catalog) == 166
+    assert len(dataset.questions) + len(dataset.skipped) == 1034
+    assert len(dataset.questions) >= 1030
+    syn = load_dataset("spider-syn", spider_dir)
+    assert syn.questions[0].question != dataset.questions[0].question
+    assert syn.questions[0].gold == dataset.questions[0].gold

@@ -1,0 +1,132 @@
+"""Retriever behaviour on a small knowledge base over the bundled Spider sample (8 databases)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from providers import HashingEmbedder
+from retriever import (
+    Retriever,
+    RetrieverError,
+    StoreNotReadyError,
+    entries_from_catalog,
+)
+from retriever.tables import embed_entries
+from schemagraph import Catalog
+from tests.retriever.conftest import RECORDS, write_store
+
+
+@pytest.fixture(scope="module")
+def retriever(store: Path, embedder: HashingEmbedder) -> Retriever:
+    with Retriever.open(store, embedder) as opened:
+        yield opened
+
+
+@pytest.mark.parametrize(
+    ("question", "db_id"),
+    [
+        ("How many pets are older than 5?", "pets_1"),
+        ("What is the average age of singers from France?", "concert_singer"),
+        ("Which airlines fly from the airport with code APG?", "flight_2"),
+        ("What is the horsepower of the car with the largest weight?", "car_1"),
+        ("List the names of dogs and the treatments they received.", "dog_kennels"),
+        ("Which shop hired the most employees?", "employee_hire_evaluation"),
+        ("How many students are enrolled in each degree program?", "student_transcripts_tracking"),
+    ],
+)
+def test_ranks_the_database_that_answers_the_question_first(
+    retriever: Retriever, question: str, db_id: str
+) -> None:
+    result = retriever.retrieve(question)
+    assert result.databases[0].db_id == db_id
+    assert len(result.databases) == 5
+    assert [d.score for d in result.databases] == sorted(
+        (d.score for d in result.databases), reverse=True
+    )
+
+
+def test_ranks_the_tables_the_question_names_first(retriever: Retriever) -> None:
+    result = retriever.retrieve("What is the capacity of the stadium of each concert?")
+    best = result.databases[0]
+    assert best.db_id == "concert_singer"
+    assert {"stadium", "concert"} <= set(best.chosen_tables)
+    assert {t for _, t in result.tables[:3]} >= {"stadium", "concert"}
+
+
+def test_a_cell_value_found_in_one_database_decides(retriever: Retriever) -> None:
+    # "APG" is an airport code of flight_2 only; nothing else in the question names it
+    result = retriever.retrieve("Tell me about APG")
+    assert result.databases[0].db_id == "flight_2"
+
+
+def test_bridge_tables_are_added_and_marked(retriever: Retriever) -> None:
+    result = retriever.retrieve("What are the first names of students who have a pet dog?")
+    best = result.databases[0]
+    assert best.db_id == "pets_1"
+    by_name = {t.name: t for t in best.tables}
+    assert by_name["Student"].chosen and by_name["Pets"].chosen
+    assert by_name["Has_Pet"].bridge or by_name["Has_Pet"].chosen
+    assert set(best.chosen_tables) == {"Student", "Has_Pet", "Pets"}
+
+
+def test_few_shot_examples_come_from_the_chosen_database(retriever: Retriever) -> None:
+    result = retriever.retrieve("How many pets are heavier than 10?")
+    assert result.examples
+    assert {e.db_id for e in result.examples} == {"pets_1"}
+    assert result.examples[0].question == "How many pets are older than 3 years?"
+    assert "_" in result.examples[0].skeleton  # schema words and numbers masked
+
+
+def test_timings_and_confidence_are_reported(retriever: Retriever) -> None:
+    result = retriever.retrieve("How many singers are there?")
+    assert 0.0 <= result.confidence <= 1.0
+    assert {"embed_ms", "questions_ms", "tables_ms", "fuse_ms", "total_ms"} <= set(result.timings)
+    data = result.as_dict()
+    assert data["databases"][0]["tables"][0]["name"]
+    assert data["tables"][0] == {"db_id": result.tables[0][0], "table": result.tables[0][1]}
+
+
+def test_abstains_when_no_database_fits(
+    tmp_path: Path, sample_catalog: Catalog, embedder: HashingEmbedder
+) -> None:
+    store = write_store(tmp_path / "kb", sample_catalog, embedder, RECORDS)
+    with Retriever.open(store, embedder, abstain_below=0.3) as retriever:
+        off_topic = retriever.retrieve("quantum chromodynamics of gluon plasma in neutron stars")
+        on_topic = retriever.retrieve("How many pets are older than 3 years?")
+    assert off_topic.abstained and off_topic.database is None
+    assert off_topic.databases  # the ranking is still given
+    assert not on_topic.abstained and on_topic.database is not None
+    assert on_topic.confidence > off_topic.confidence
+
+
+def test_works_without_a_question_collection(sample_catalog: Catalog) -> None:
+    embedder = HashingEmbedder(256)
+    entries = entries_from_catalog(sample_catalog)
+    retriever = Retriever(entries, embed_entries(entries, embedder), embedder)
+    result = retriever.retrieve("How many flights land at each airport?")
+    assert result.databases[0].db_id == "flight_2"
+    assert result.examples == ()
+
+
+def test_refuses_an_empty_question_and_bad_arguments(retriever: Retriever) -> None:
+    with pytest.raises(RetrieverError, match="empty"):
+        retriever.retrieve("  ")
+    with pytest.raises(RetrieverError, match="top_databases"):
+        retriever.retrieve("pets", top_databases=0)
+
+
+def test_open_names_the_problem_with_the_store(tmp_path: Path, store: Path) -> None:
+    with pytest.raises(StoreNotReadyError, match="no built knowledge base"):
+        Retriever.open(tmp_path / "nothing", HashingEmbedder(256))
+    with pytest.raises(StoreNotReadyError, match="built with embedder 'hashing:256'"):
+        Retriever.open(store, HashingEmbedder(128))
+
+
+def test_constructor_validates_vectors(sample_catalog: Catalog) -> None:
+    embedder = HashingEmbedder(64)
+    entries = entries_from_catalog(sample_catalog, with_values=False)
+    with pytest.raises(RetrieverError, match="vectors must have shape"):
+        Retriever(entries, np.zeros((1, 64), dtype=np.float32), embedder)
