@@ -2,7 +2,9 @@
 
 Loads the sample (eight Spider databases), prints the graph and a few traversals, builds the
 knowledge base offline (template synthesis, ICRL with rule feedback, local embedder, embedded
-Qdrant) and prints the build report; a second run is incremental and finishes at once.
+Qdrant), prints the build report (a second run is incremental and finishes at once), and answers
+a few questions with the retriever. SQL generation needs a language model: with SCHEMARAG_LLM
+set it runs too, otherwise the demo says which settings to provide.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from indexer import (
     make_synthesizer,
 )
 from providers import CachedEmbedder, ProviderCache
+from retriever import Retriever
 from schemagraph import (
     TraversalConfig,
     build_graph,
@@ -29,8 +32,15 @@ from schemagraph import (
     sample_database,
 )
 from schemarag.cli.common import load
+from schemarag.cli.retrieve import make_query_embedder
 from schemarag.samples import SAMPLE_SOURCE
 from schemarag.settings import Settings
+
+QUESTIONS = (
+    "How many pets does each student own?",
+    "Which stadium hosted the most concerts?",
+    "What is the average horsepower of cars made in 1980?",
+)
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -75,4 +85,30 @@ def cmd_demo(args: argparse.Namespace) -> int:
         report = build_index(catalog, location, BuildServices(runner, "template", embedder), build)
     for line in report.lines():
         print(line)
+
+    print("\n== 3. Retrieval: which database, which tables?")
+    embedder = make_query_embedder(settings, None)
+    with Retriever.open(args.store, embedder) as retriever:
+        for question in QUESTIONS:
+            result = retriever.retrieve(question, top_databases=3)
+            best = result.databases[0]
+            others = ", ".join(f"{d.db_id} {d.score:.2f}" for d in result.databases[1:])
+            print(f"\nQ: {question}")
+            print(
+                f"   -> {best.db_id} (score {best.score:.2f}, confidence {result.confidence:.2f}); "
+                f"tables {', '.join(best.chosen_tables)}; then {others}; "
+                f"{result.timings.get('total_ms', 0):.0f} ms"
+            )
+            if result.examples:
+                print(f"   nearest synthetic example: {result.examples[0].question}")
+
+    print("\n== 4. SQL generation")
+    if settings.llm_spec is None:
+        print(
+            "skipped: generation needs a language model. Set SCHEMARAG_LLM=anthropic:MODEL with "
+            "ANTHROPIC_API_KEY, or SCHEMARAG_LLM=openai:MODEL with SCHEMARAG_OPENAI_BASE_URL for "
+            'a local server, then: schemarag ask "QUESTION" --execute'
+        )
+    else:
+        print(f'run: schemarag ask "{QUESTIONS[0]}" --store {args.store} --execute')
     return 0

@@ -57,6 +57,7 @@ def make_query_embedder(settings: Settings, spec: str | None) -> Embedder:
     """
     embedder = settings.embedder(spec)
     single_threaded(torch=embedder.name.startswith("minilm"))
+    embedder.embed_query("warm up")  # load the model now, not on the first question
     return embedder
 
 

@@ -104,12 +104,18 @@ def test_skipped_ddl_table_is_reported_in_the_summary(tmp_path: Path) -> None:
 
 
 def test_demo_builds_the_sample_index_and_is_incremental_on_rerun(tmp_path: Path) -> None:
-    env = {"SCHEMARAG_EMBEDDER": "hashing", "SCHEMARAG_CACHE": str(tmp_path / "cache.sqlite")}
+    env = {
+        "SCHEMARAG_EMBEDDER": "hashing",
+        "SCHEMARAG_CACHE": str(tmp_path / "cache.sqlite"),
+        "SCHEMARAG_LLM": "",
+    }
     result = run("demo", "--store", str(tmp_path / "kb"), env=env)
     assert result.returncode == 0, result.stderr
     assert "8 databases, 53 tables" in result.stdout
     assert result.stdout.count("-- traversal") == 2
     assert "questions in index" in result.stdout
+    assert "-> pets_1" in result.stdout and "-> concert_singer" in result.stdout
+    assert "generation needs a language model" in result.stdout
     again = run("demo", "--store", str(tmp_path / "kb"), env=env)
     assert again.returncode == 0, again.stderr
     assert "index up to date" in again.stdout
