@@ -13,6 +13,7 @@ Modules, each named after what it does:
 - `knowledge`   the served build of a store: one Qdrant client, table points, question search;
 - `tables`      `TableEntry`, one per table of the pool (from the store or a catalog);
 - `lexical`     BM25 over table documents; linking to table names and indexed cell values;
+- `semantic`    question words linked to schema names by embedding (survives synonyms);
 - `fusion`      the signals, their weights (`DEFAULT_WEIGHTS`) and how they combine;
 - `completion`  foreign-key path completion (bridge tables);
 - `examples`    few-shot records by question skeleton;

@@ -5,9 +5,10 @@
     result.databases[0].db_id, result.databases[0].chosen_tables, result.confidence
 
 Everything heavy happens once, in `open`: the Qdrant client, the table entries and vectors, the
-BM25 index, the value index. A query embeds the question once, runs one Qdrant search over the
-synthetic questions and a few numpy operations (see `retriever.fusion` for how the signals are
-combined).
+BM25 index, the value index, the embedded schema vocabulary. A query embeds the question once
+(and, in a worker thread meanwhile, its words that no schema name or earlier query explains),
+runs one Qdrant search over the synthetic questions and a few numpy operations (see
+`retriever.fusion` for how the signals are combined).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -29,6 +31,7 @@ from retriever.knowledge import KnowledgeBase, QuestionHit
 from retriever.lexical import SchemaLinker, TableBM25
 from retriever.pooling import pool
 from retriever.result import Example, RankedDatabase, RankedTable, RetrievalResult
+from retriever.semantic import SemanticLinker
 from retriever.tables import TableEntry, group_by_database
 from retriever.text import normalize_question, normalize_value, stem, words
 from schemagraph.model import fold
@@ -45,7 +48,10 @@ class Retriever:
     `entries`/`vectors`: the table documents and their embeddings (row-aligned); `kb`: the
     knowledge base whose synthetic questions vote (None: table signals only); `question_hits`:
     how many synthetic questions one query fetches; `abstain_below`: confidence under which
-    the result says no database fits; `pool_llm`: LLM for schema pooling (None: off).
+    the result says no database fits; `pool_llm`: LLM for schema pooling (None: off);
+    `semantic`: link question words to schema names by embedding (`retriever.semantic`; embeds
+    the schema vocabulary here, once; wrap `embedder` in a `providers.CachedEmbedder` to read
+    it from a cache on the next open).
     """
 
     def __init__(
@@ -61,6 +67,7 @@ class Retriever:
         examples: int = 3,
         pool_llm: LLM | None = None,
         pool_candidates: int = 5,
+        semantic: bool = True,
     ) -> None:
         if not entries:
             raise RetrieverError("the knowledge base has no tables")
@@ -112,6 +119,18 @@ class Retriever:
         self.masked: frozenset[str] = frozenset()
         self.bm25 = TableBM25(self.entries)
         self.linker = SchemaLinker(self.entries)
+        self.semantic: SemanticLinker | None = None
+        self._executor: ThreadPoolExecutor | None = None
+        if semantic:
+            started = time.perf_counter()
+            self.semantic = SemanticLinker(self.entries, self._db_of, len(self.db_ids), embedder)
+            # embeds a question's unknown units while `signals` embeds the question itself
+            self._executor = ThreadPoolExecutor(1, thread_name_prefix="schemarag-semantic")
+            log.info(
+                "semantic linker: %d schema names in %.1fs",
+                len(self.semantic.names),
+                time.perf_counter() - started,
+            )
 
     # -- construction ------------------------------------------------------------------------
 
@@ -139,6 +158,8 @@ class Retriever:
             raise
 
     def close(self) -> None:
+        if self._executor is not None:
+            self._executor.shutdown(wait=False)
         if self.kb is not None:
             self.kb.close()
 
@@ -154,6 +175,7 @@ class Retriever:
         """The raw signals of `question`, the question hits, and the time each step took."""
         timings: dict[str, float] = {}
         t0 = time.perf_counter()
+        pending = self.semantic.start(question, self._executor) if self.semantic else None
         vector = self.embedder.embed_query(question)
         t1 = time.perf_counter()
         timings["embed_ms"] = (t1 - t0) * 1000
@@ -169,6 +191,20 @@ class Retriever:
         links = self.linker.link(question)
         t3 = time.perf_counter()
         timings["tables_ms"] = (t3 - t2) * 1000
+        table_signals = {
+            "dense": dense,
+            "bm25": bm25,
+            "names": links.names,
+            "values": links.values,
+        }
+        database_signals = {}
+        if self.semantic is not None and pending is not None:
+            semantic = self.semantic.finish(pending)
+            table_signals["semantic"] = semantic.tables
+            database_signals["semantic"] = semantic.databases
+            t3b = time.perf_counter()
+            timings["semantic_ms"] = (t3b - t3) * 1000
+            t3 = t3b
         db_index: list[int] = []
         table_index: list[list[int]] = []
         for hit in hits:
@@ -190,10 +226,11 @@ class Retriever:
             self.weights.temperature,
         )
         signals = Signals(
-            table={"dense": dense, "bm25": bm25, "names": links.names, "values": links.values},
+            table=table_signals,
             db_votes=db_votes,
             table_votes=table_votes,
             vector=vector,
+            database=database_signals,
         )
         return signals, hits, timings
 
@@ -311,7 +348,7 @@ class Retriever:
         if len(candidates) < 2 * self.example_count:
             candidates = (
                 self.kb.search_questions(
-                    self.embedder.embed_query(question),
+                    signals.vector,
                     4 * self.example_count,
                     db_id=self.db_ids[db],
                 )
