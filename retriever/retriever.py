@@ -50,8 +50,8 @@ class Retriever:
     how many synthetic questions one query fetches; `abstain_below`: confidence under which
     the result says no database fits; `pool_llm`: LLM for schema pooling (None: off);
     `semantic`: link question words to schema names by embedding (`retriever.semantic`; embeds
-    the schema vocabulary here, once; wrap `embedder` in a `providers.CachedEmbedder` to read
-    it from a cache on the next open).
+    the schema vocabulary here, once, with `vocabulary_embedder` when given — pass the same
+    model behind a `providers.CachedEmbedder` so the next open reads it from the cache).
     """
 
     def __init__(
@@ -68,6 +68,7 @@ class Retriever:
         pool_llm: LLM | None = None,
         pool_candidates: int = 5,
         semantic: bool = True,
+        vocabulary_embedder: Embedder | None = None,
     ) -> None:
         if not entries:
             raise RetrieverError("the knowledge base has no tables")
@@ -123,7 +124,9 @@ class Retriever:
         self._executor: ThreadPoolExecutor | None = None
         if semantic:
             started = time.perf_counter()
-            self.semantic = SemanticLinker(self.entries, self._db_of, len(self.db_ids), embedder)
+            self.semantic = SemanticLinker(
+                self.entries, self._db_of, len(self.db_ids), vocabulary_embedder or embedder
+            )
             # embeds a question's unknown units while `signals` embeds the question itself
             self._executor = ThreadPoolExecutor(1, thread_name_prefix="schemarag-semantic")
             log.info(

@@ -32,7 +32,7 @@ from schemagraph import (
     sample_database,
 )
 from schemarag.cli.common import load
-from schemarag.cli.retrieve import make_query_embedder
+from schemarag.cli.retrieve import cached, make_query_embedder
 from schemarag.samples import SAMPLE_SOURCE
 from schemarag.settings import Settings
 
@@ -88,7 +88,9 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
     print("\n== 3. Retrieval: which database, which tables?")
     embedder = make_query_embedder(settings, None)
-    with Retriever.open(args.store, embedder) as retriever:
+    with Retriever.open(
+        args.store, embedder, vocabulary_embedder=cached(settings, embedder)
+    ) as retriever:
         for question in QUESTIONS:
             result = retriever.retrieve(question, top_databases=3)
             best = result.databases[0]

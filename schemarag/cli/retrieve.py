@@ -6,7 +6,7 @@ import argparse
 from typing import Any
 
 from indexer import StoreLocation
-from providers import Embedder
+from providers import CachedEmbedder, Embedder, ProviderCache
 from retriever import ABSTAIN_THRESHOLD, RetrievalResult, Retriever, StoreNotReadyError
 from schemarag.cli.common import print_json
 from schemarag.settings import Settings
@@ -95,8 +95,16 @@ def open_retriever(args: argparse.Namespace, settings: Settings, **options: Any)
         embedder,
         collection=args.collection,
         api_key=settings.qdrant_api_key,
+        vocabulary_embedder=cached(settings, embedder),
         **options,
     )
+
+
+def cached(settings: Settings, embedder: Embedder) -> Embedder:
+    """`embedder` behind the provider cache: the retriever embeds the schema vocabulary when it
+    opens, and with the cache every open after the first reads those vectors instead. The
+    cache stays open for the life of the process."""
+    return CachedEmbedder(embedder, ProviderCache(settings.cache_path))
 
 
 def cmd_retrieve(args: argparse.Namespace) -> int:
