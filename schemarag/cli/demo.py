@@ -81,8 +81,9 @@ def cmd_demo(args: argparse.Namespace) -> int:
         iterations=build.iterations,
     )
     with ProviderCache(settings.cache_path) as cache:
-        embedder = CachedEmbedder(settings.embedder(), cache)
-        report = build_index(catalog, location, BuildServices(runner, "template", embedder), build)
+        cached_embedder = CachedEmbedder(settings.embedder(), cache)
+        services = BuildServices(runner, "template", cached_embedder)
+        report = build_index(catalog, location, services, build)
     for line in report.lines():
         print(line)
 
