@@ -26,6 +26,7 @@ import http.client
 import json
 import os
 import platform
+import shlex
 import shutil
 import socket
 import statistics
@@ -102,13 +103,15 @@ def client(
     stop: threading.Event,
     load: Load,
     interval: float | None,
+    phase: float = 0.0,
 ) -> None:
     """Back to back (`interval` None), or one request every `interval` seconds on a fixed
-    schedule, latency counted from the scheduled time (so a slow server is not hidden by the
-    client waiting for it: no coordinated omission)."""
+    schedule starting `phase` (a fraction of the interval) in, latency counted from the
+    scheduled time (so a slow server is not hidden by the client waiting for it: no
+    coordinated omission)."""
     conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
     i = offset
-    scheduled = time.perf_counter() + (interval or 0.0) * (offset % 97) / 97
+    scheduled = time.perf_counter() + (interval or 0.0) * phase
     while not stop.is_set():
         body = json.dumps({"question": questions[i % len(questions)]})
         i += 1
@@ -139,6 +142,16 @@ def client(
         with load.lock:
             load.samples.append(Sample(begin - t0, latency, status, build))
     conn.close()
+
+
+def cpu_seconds(pid: int) -> float | None:
+    """User + system CPU time of a process (Linux /proc), or None elsewhere. CPU time per
+    request is steadier than latency on a shared machine."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def summary(samples: list[Sample], seconds: float) -> dict[str, Any]:
@@ -178,9 +191,15 @@ def main() -> int:
     )
     parser.add_argument("--rebuild", metavar="SOURCE", help="build SOURCE in during the load")
     parser.add_argument("--rebuild-at", type=float, default=10.0, help="seconds into the window")
+    parser.add_argument(
+        "--rebuild-flags", default="", help="more `index build` flags, e.g. '--chains 1'"
+    )
     parser.add_argument("--json", type=Path, metavar="OUT")
     args = parser.parse_args()
 
+    if args.rebuild:  # the builder runs in a temporary folder: make the source path absolute
+        kind, _, path = args.rebuild.partition(":")
+        args.rebuild = f"{kind}:{Path(path).resolve()}"
     work = Path(tempfile.mkdtemp(prefix="bench-api-"))
     store = work / "store"
     shutil.copytree(args.store, store)
@@ -215,6 +234,7 @@ def main() -> int:
                     stop,
                     load,
                     interval,
+                    n / args.clients,  # the clients' schedules evenly out of phase
                 ),
             )
             for n in range(args.clients)
@@ -222,32 +242,37 @@ def main() -> int:
         for thread in threads:
             thread.start()
         rebuild: dict[str, Any] = {}
-        if args.rebuild:
-            time.sleep(args.warmup + args.rebuild_at)
-            rebuild["started_s"] = round(time.perf_counter() - t0, 1)
-            builder = subprocess.Popen(
-                [
-                    sys.executable,
-                    "-m",
-                    "schemarag",
-                    "index",
-                    "build",
-                    args.rebuild,
-                    "--store",
-                    str(store),
-                    "--full",
-                ],
-                cwd=work,  # its provider cache goes there too: a cold, honest build
-                env=env,
-                stdout=subprocess.DEVNULL,
-                stderr=(work / "build.log").open("wb"),
-            )
         deadline = t0 + args.duration
+        while time.perf_counter() < t0:
+            time.sleep(0.01)
+        cpu_start = cpu_seconds(server.pid)
         while time.perf_counter() < deadline:
+            now = time.perf_counter() - t0
+            if args.rebuild and builder is None and now >= args.rebuild_at:
+                rebuild.update(started_s=round(now, 1), flags=args.rebuild_flags)
+                builder = subprocess.Popen(
+                    [
+                        sys.executable,
+                        "-m",
+                        "schemarag",
+                        "index",
+                        "build",
+                        args.rebuild,
+                        "--store",
+                        str(store),
+                        "--full",
+                        *shlex.split(args.rebuild_flags),
+                    ],
+                    cwd=work,  # its provider cache goes there too: a cold, honest build
+                    env=env,
+                    stdout=subprocess.DEVNULL,
+                    stderr=(work / "build.log").open("wb"),
+                )
             if builder is not None and builder.poll() is not None and "finished_s" not in rebuild:
-                rebuild["finished_s"] = round(time.perf_counter() - t0, 1)
+                rebuild["finished_s"] = round(now, 1)
                 rebuild["returncode"] = builder.returncode
             time.sleep(0.05)
+        cpu_end = cpu_seconds(server.pid)
         stop.set()
         for thread in threads:
             thread.join()
@@ -257,6 +282,12 @@ def main() -> int:
             rebuild.setdefault("finished_s", round(time.perf_counter() - t0, 1))
             rebuild["returncode"] = builder.returncode
         index = json.loads(get(port, "/v1/index")[1])
+        metrics = get(port, "/metrics")[1].decode()
+        load_seconds = [
+            float(line.split()[-1])
+            for line in metrics.splitlines()
+            if line.startswith("schemarag_index_load_seconds ")
+        ]
         measured = [s for s in load.samples if 0 <= s.started < args.duration]
         result: dict[str, Any] = {
             "date": date.today().isoformat(),
@@ -271,6 +302,11 @@ def main() -> int:
             "server_ready_s": round(ready_s, 1),
             "distinct_questions": len(questions),
             "all": summary(measured, args.duration),
+            "server_cpu_ms_per_request": (
+                round(1000 * (cpu_end - cpu_start) / len(measured), 1)
+                if cpu_start is not None and cpu_end is not None and measured
+                else None
+            ),
             "failures": load.failures[:10],
             "failure_count": len(load.failures),
         }
@@ -284,9 +320,13 @@ def main() -> int:
                 first_build=first_build,
                 second_build=second,
                 served_new_build_from_s=round(swapped, 1) if swapped is not None else None,
+                server_load_seconds=load_seconds[0] if load_seconds else None,
                 builds_seen=sorted({s.build for s in measured}),
             )
             result["rebuild"] = rebuild
+            if rebuild.get("returncode"):
+                log = (work / "build.log").read_text(errors="replace").strip().splitlines()
+                rebuild["build_log_tail"] = log[-5:]
             start, end = rebuild["started_s"], rebuild.get("finished_s", args.duration)
             phases = {
                 "before_build": [s for s in measured if s.started < start],

@@ -36,12 +36,21 @@ class Generation:
     def unavailable(cls, *missing: str) -> Generation:
         return cls(None, None, missing=missing)
 
-    def run(self, request: GenerateRequest, retriever: SchemaRetriever | None) -> GenerateResult:
-        if self.catalog is None or self.models is None or self.missing:
+    @property
+    def available(self) -> bool:
+        return self.catalog is not None and self.models is not None and not self.missing
+
+    def check(self) -> None:
+        """Raise `GenerationUnavailableError` naming what to configure, unless available."""
+        if not self.available:
             raise GenerationUnavailableError(
                 "SQL generation is not configured on this server: "
                 + "; ".join(self.missing or ("no catalog or language model",))
             )
+
+    def run(self, request: GenerateRequest, retriever: SchemaRetriever | None) -> GenerateResult:
+        self.check()
+        assert self.catalog is not None and self.models is not None
         return generate(
             request,
             catalog=self.catalog,

@@ -116,7 +116,7 @@ def install_routes(
             except RetrieverError as exc:
                 raise ApiError(422, "invalid_request", str(exc)) from None
             except ProviderError as exc:
-                raise ApiError(502, "upstream_error", f"pooling LLM: {exc}") from None
+                raise ApiError(502, "upstream_error", f"model provider: {exc}") from None
             except store_errors as exc:
                 raise ApiError(503, "store_unavailable", f"vector store: {exc}") from None
         return JSONResponse(result.as_dict(), headers={BUILD_HEADER: str(loaded.build_id)})
@@ -146,15 +146,15 @@ def install_routes(
         except GeneratorError as exc:
             raise ApiError(422, "invalid_request", str(exc)) from None
         try:
+            generation.check()
+        except GenerationUnavailableError as exc:
+            raise ApiError(501, "not_configured", str(exc)) from None
+        try:
             if body.db_id is not None:
                 result = generation.run(spec, None)
             else:
-                if generation.missing:
-                    generation.run(spec, None)  # raises GenerationUnavailableError
                 with _leased(served, request) as loaded:
                     result = generation.run(spec, loaded.retriever)
-        except GenerationUnavailableError as exc:
-            raise ApiError(501, "not_configured", str(exc)) from None
         except RetrievalNeededError as exc:
             raise ApiError(503, "not_ready", str(exc)) from None
         except CatalogError as exc:

@@ -16,18 +16,19 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from indexer import StoreLocation
 from indexer.store import QUESTIONS
-from providers import Embedder
+from providers import CachedEmbedder, Embedder, ProviderCache
+from providers.embedding import Vectors
 from retriever import KnowledgeBase, Retriever, StoreNotReadyError
 from schemarag.api.batching import BatchingEmbedder
 
 log = logging.getLogger(__name__)
 
-__all__ = ["StoreSource", "embedder_spec_of", "prepare_query_embedder"]
+__all__ = ["StoreSource", "VocabularyEmbedder", "embedder_spec_of", "prepare_query_embedder"]
 
 
 def embedder_spec_of(manifest: Mapping[str, Any]) -> str:
@@ -52,14 +53,49 @@ def prepare_query_embedder(embedder: Embedder, *, max_batch: int = 32) -> Embedd
     return BatchingEmbedder(embedder, max_batch=max_batch)
 
 
+class VocabularyEmbedder:
+    """The `vocabulary_embedder` of one retriever. While the retriever is being built it embeds
+    the schema vocabulary (thousands of names): those texts go through `cached` (the provider
+    cache), so that the next reload reads them back instead of running the model. Once `opened`
+    is called, what remains is the per-question units the linker has not seen: they go to
+    `serving` (batched with the questions) and are never written to disk, like the questions
+    themselves."""
+
+    def __init__(self, serving: Embedder, cached: Embedder | None) -> None:
+        self.serving = serving
+        self.cached = cached
+        self.opening = True
+
+    @property
+    def name(self) -> str:
+        return self.serving.name
+
+    @property
+    def dim(self) -> int:
+        return self.serving.dim
+
+    def opened(self) -> None:
+        self.opening = False
+
+    def embed_documents(self, texts: Sequence[str]) -> Vectors:
+        if self.opening and self.cached is not None:
+            return self.cached.embed_documents(texts)
+        return self.serving.embed_documents(texts)
+
+    def embed_query(self, text: str) -> Vectors:
+        return self.serving.embed_query(text)
+
+
 class StoreSource:
     """Opens the served build of `location` (see the module docstring).
 
     `make_embedder(spec)`: the embedder for a spec (called once per spec; the result is kept
     for the life of the source, so the model loads once); `embedder_spec`: force one spec
     instead of the one each build's manifest names; `options`: `Retriever` keyword arguments
-    (`examples`, `abstain_below`, ...); `client`: the Qdrant client the server-mode probe uses
-    (default: one of its own, opened on first use).
+    (`examples`, `abstain_below`, ...); `cache`: the provider cache that keeps the schema
+    vocabulary's vectors between loads (see `VocabularyEmbedder`; closed with the source);
+    `client`: the Qdrant client the server-mode probe uses (default: one of its own, opened on
+    first use).
     """
 
     def __init__(
@@ -69,9 +105,11 @@ class StoreSource:
         make_embedder: Callable[[str], Embedder],
         embedder_spec: str | None = None,
         options: Mapping[str, Any] | None = None,
+        cache: ProviderCache | None = None,
         client: Any = None,
     ) -> None:
         self.location = location
+        self.cache = cache
         self.make_embedder = make_embedder
         self.embedder_spec = embedder_spec
         self.options = dict(options or {})
@@ -132,13 +170,21 @@ class StoreSource:
             raise StoreNotReadyError(f"{self.where}: no built knowledge base here{hint}")
         spec = self.embedder_spec or embedder_spec_of(self.location.manifest(build))
         embedder = self.embedder(spec)
+        raw = embedder.inner if isinstance(embedder, BatchingEmbedder) else embedder
+        vocabulary = VocabularyEmbedder(
+            embedder, CachedEmbedder(raw, self.cache) if self.cache is not None else None
+        )
         kb = KnowledgeBase.open(self.location, embedder_name=embedder.name)
         try:
             entries, vectors = kb.table_entries()
-            return Retriever(entries, vectors, embedder, kb=kb, **self.options)
+            retriever = Retriever(
+                entries, vectors, embedder, kb=kb, vocabulary_embedder=vocabulary, **self.options
+            )
         except BaseException:
             kb.close()
             raise
+        vocabulary.opened()
+        return retriever
 
     def embedder(self, spec: str) -> Embedder:
         with self._lock:
@@ -152,6 +198,9 @@ class StoreSource:
             if close is not None:
                 close()
         self._embedders.clear()
+        if self.cache is not None:
+            self.cache.close()
+            self.cache = None
         if self._own_client and self._client is not None:
             self._client.close()
             self._client = None

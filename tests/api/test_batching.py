@@ -63,7 +63,7 @@ def test_concurrent_queries_share_batches_and_get_their_own_vectors() -> None:
     texts = [f"question number {i} about singers" for i in range(12)]
     results = run_concurrently(embedder, texts)
     assert len(inner.batches) < len(texts)
-    assert sum(inner.batches) == len(texts) == embedder.queries
+    assert sum(inner.batches) == len(texts) == embedder.texts
     for text, vector in zip(texts, results, strict=True):
         assert isinstance(vector, np.ndarray)
         np.testing.assert_array_equal(vector, inner.inner.embed_query(text))
@@ -89,6 +89,32 @@ def test_errors_reach_every_caller_and_the_worker_survives() -> None:
     assert all(isinstance(r, RuntimeError) for r in results)
     inner.fail = False
     assert embedder.embed_query("again").shape == (64,)
+    embedder.close()
+
+
+def test_small_document_calls_join_the_batches_and_large_ones_go_straight() -> None:
+    inner = SlowEmbedder()
+    embedder = BatchingEmbedder(inner, max_batch=8)
+    groups = [[f"unit {i}", f"unit {i} pair"] for i in range(6)]
+    results: list[object] = [None] * len(groups)
+    barrier = threading.Barrier(len(groups))
+
+    def one(i: int) -> None:
+        barrier.wait()
+        results[i] = embedder.embed_documents(groups[i])
+
+    threads = [threading.Thread(target=one, args=(i,)) for i in range(len(groups))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len(inner.batches) < len(groups) and sum(inner.batches) == 12
+    for group, vectors in zip(groups, results, strict=True):
+        np.testing.assert_array_equal(vectors, inner.inner.embed_documents(group))
+    inner.batches.clear()
+    vocabulary = [f"name {i}" for i in range(20)]
+    assert embedder.embed_documents(vocabulary).shape == (20, 64)
+    assert inner.batches == [20] and embedder.texts == 12  # not through the worker
     embedder.close()
 
 

@@ -77,14 +77,16 @@ def test_every_operation_is_covered(api_schema: Any) -> None:
     assert labels == set(OPERATIONS)
 
 
-@pytest.mark.parametrize("mode", [GenerationMode.POSITIVE, GenerationMode.NEGATIVE])
-@pytest.mark.parametrize("label", OPERATIONS)
+CASES = [(label, GenerationMode.POSITIVE) for label in OPERATIONS] + [
+    (label, GenerationMode.NEGATIVE) for label in OPERATIONS if label.startswith("POST")
+]  # the GET routes take no input to make invalid
+
+
+@pytest.mark.parametrize(("label", "mode"), CASES)
 def test_no_server_errors_and_responses_match_the_schema(
     api_schema: Any, label: str, mode: GenerationMode
 ) -> None:
     operation = api_schema.find_operation_by_label(label)
-    if mode is GenerationMode.NEGATIVE and operation.method.upper() == "GET":
-        pytest.skip("GET routes take no input to make invalid")
     strategy = operation.as_strategy(generation_mode=mode)
     # A schema-valid generation request may still name a database or tables the catalog does
     # not have: that is a 422 by design. Every schema-valid retrieval must succeed.

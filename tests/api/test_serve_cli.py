@@ -115,3 +115,17 @@ def test_loopback_default_serves_without_a_key_and_wires_generation(
 def test_bad_port_is_one_line(capsys: pytest.CaptureFixture[str], captured: dict[str, Any]) -> None:
     assert main(["serve", "--port", "70000"]) == 2
     assert "--port must be in 1..65535" in capsys.readouterr().err
+
+
+def test_serve_limits_blas_to_one_thread(built_store: Path, captured: dict[str, Any]) -> None:
+    threadpoolctl = pytest.importorskip("threadpoolctl")
+    from schemarag.cli import serve
+
+    try:
+        assert main(["serve", "--store", str(built_store), "--no-access-log"]) == 0
+        blas = [p for p in threadpoolctl.threadpool_info() if p["user_api"] == "blas"]
+        assert blas and all(p["num_threads"] == 1 for p in blas)
+    finally:
+        for limiter in serve._BLAS_LIMIT:
+            limiter.restore_original_limits()  # type: ignore[attr-defined]
+        serve._BLAS_LIMIT.clear()

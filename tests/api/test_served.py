@@ -159,3 +159,27 @@ def test_the_watcher_thread_loads_and_stops(built_store: Path) -> None:
     wait_until(lambda: served.ready)
     served.stop()
     assert not served.ready and source.closed == source.opened
+
+
+def test_the_schema_vocabulary_is_cached_between_loads_and_questions_are_not(
+    built_store: Path, tmp_path: Path
+) -> None:
+    from indexer import StoreLocation
+    from providers import ProviderCache, make_embedder
+    from schemarag.api import StoreSource
+
+    cache = ProviderCache(tmp_path / "cache.sqlite")
+    source = StoreSource(StoreLocation.parse(built_store), make_embedder=make_embedder, cache=cache)
+    first = source.open()
+    misses = cache.stats().embedding_misses
+    assert misses > 100  # the vocabulary, embedded once and stored
+    first.close()
+    second = source.open()
+    assert cache.stats().embedding_misses == misses  # a reload reads it back
+    assert cache.stats().embedding_hits >= misses
+    hits = cache.stats().embedding_hits
+    second.retrieve("Which zeppelin pilots flew over Quetzaltenango?")  # unseen words
+    assert cache.stats().embedding_misses == misses  # the units never touch the cache
+    assert cache.stats().embedding_hits == hits
+    second.close()
+    source.close()
