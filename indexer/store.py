@@ -198,18 +198,25 @@ def index_status(location: StoreLocation) -> dict[str, Any]:
     if current is None:
         return status
     manifest = location.manifest(current)
-    report = manifest.get("report", {})
     status.update(
         build_id=current,
-        created_at=manifest.get("created_at"),
-        databases=report.get("databases"),
-        tables=report.get("tables"),
-        traversals=report.get("traversals"),
-        questions=report.get("questions"),
-        embedder=manifest.get("embedder"),
-        dim=manifest.get("dim"),
-        synthesizer=manifest.get("synthesizer"),
+        **manifest_summary(manifest),
         collections=manifest.get("collections"),
         builds=location.builds(),
     )
     return status
+
+
+def manifest_summary(manifest: dict[str, Any]) -> dict[str, Any]:
+    """What a build holds, from its manifest: counts, models and creation time."""
+    report = manifest.get("report") or {}
+    return {
+        "created_at": manifest.get("created_at"),
+        "databases": report.get("databases"),
+        "tables": report.get("tables"),
+        "traversals": report.get("traversals"),
+        "questions": report.get("questions"),
+        "embedder": manifest.get("embedder"),
+        "dim": manifest.get("dim"),
+        "synthesizer": manifest.get("synthesizer"),
+    }

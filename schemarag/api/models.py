@@ -49,7 +49,10 @@ def _question_field() -> Any:
     return Field(
         min_length=1,
         max_length=MAX_QUESTION_CHARS,
-        description=f"the question in natural language, 1 to {MAX_QUESTION_CHARS} characters",
+        # published so that clients (and schema-driven tests) know a blank question is refused
+        pattern=r"\S",
+        description=f"the question in natural language, 1 to {MAX_QUESTION_CHARS} characters, "
+        "not blank",
         examples=["How many singers are from France?"],
     )
 

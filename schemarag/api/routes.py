@@ -16,6 +16,7 @@ from fastapi.responses import JSONResponse, PlainTextResponse
 
 from generator import GenerateRequest
 from generator.errors import GeneratorError, RetrievalNeededError
+from indexer.store import manifest_summary
 from providers import ProviderError
 from retriever import RetrieverError, StoreNotReadyError
 from schemagraph.errors import CatalogError, SchemaGraphError
@@ -177,22 +178,13 @@ def install_routes(
     )
     def index(request: Request) -> Any:
         with _leased(served, request) as loaded:
-            manifest = loaded.manifest
-            report = manifest.get("report", {}) or {}
             return IndexInfo(
                 store=served.source.where,
                 build_id=loaded.build_id,
-                created_at=manifest.get("created_at"),
                 loaded_at=loaded.loaded_at.isoformat(timespec="seconds"),
-                databases=report.get("databases"),
-                tables=report.get("tables"),
-                traversals=report.get("traversals"),
-                questions=report.get("questions"),
-                embedder=manifest.get("embedder"),
-                dim=manifest.get("dim"),
-                synthesizer=manifest.get("synthesizer"),
                 latest_build=served.source.latest_build(),
                 reloads=served.reloads,
+                **manifest_summary(loaded.manifest),
             )
 
     @router.get("/healthz", response_model=Health, summary="Liveness", tags=["health"])
