@@ -21,6 +21,7 @@ from indexer import (
     make_feedback,
     make_synthesizer,
 )
+from indexer.metered import CallCounter, CountingEmbedder
 from providers import CachedEmbedder, ProviderCache
 from retriever import Retriever
 from schemagraph import (
@@ -81,8 +82,14 @@ def cmd_demo(args: argparse.Namespace) -> int:
         iterations=build.iterations,
     )
     with ProviderCache(settings.cache_path) as cache:
-        cached_embedder = CachedEmbedder(settings.embedder(), cache)
-        services = BuildServices(runner, "template", cached_embedder)
+        counter = CallCounter()
+        cached_embedder = CachedEmbedder(CountingEmbedder(settings.embedder(), counter), cache)
+        services = BuildServices(
+            runner,
+            "template",
+            cached_embedder,
+            usage=lambda: {"provider_calls": counter.calls, "cache_hits": cache.stats().hits},
+        )
         report = build_index(catalog, location, services, build)
     for line in report.lines():
         print(line)
