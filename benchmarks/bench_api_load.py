@@ -4,7 +4,9 @@ The server runs in its own process (`python -m schemarag serve`) over a *copy* o
 (so the original is never written); this process is the load generator: `--clients` threads,
 each with one keep-alive connection, posting Spider dev questions back to back to
 /v1/retrieve for `--duration` seconds after a `--warmup`. Every answer that is not a 200 with a
-JSON body counts as an error. Reports throughput and p50/p90/p99/max latency (client side).
+JSON body counts as an error. Reports throughput and p50/p90/p99/max latency (client side), and
+the CPU time per request of the server (all its worker processes, `--workers N`) and of this
+load generator.
 With `--rate R` the clients instead send R requests/s in all on a fixed schedule, and latency
 counts from the scheduled time: the latency below saturation.
 
@@ -13,7 +15,7 @@ served store while the load runs (starting `--rebuild-at` seconds in); the serve
 new build up with no failed request. Latencies are then also reported per phase: before the
 build, while it runs, and after the server swapped to the new build.
 
-    .venv/bin/python benchmarks/bench_api_load.py --store /tmp/kbspider
+    .venv/bin/python benchmarks/bench_api_load.py --store /tmp/kbspider --workers 2
     .venv/bin/python benchmarks/bench_api_load.py --store /tmp/kbspider --rate 10
     .venv/bin/python benchmarks/bench_api_load.py --store /tmp/kbspider \\
         --rebuild spider:../shared/data/spider --duration 120
@@ -82,16 +84,20 @@ def get(port: int, path: str) -> tuple[int, bytes]:
 
 
 def wait_ready(port: int, server: subprocess.Popen[bytes], timeout: float = 300) -> float:
+    """Seconds until /readyz answered 200 twenty times in a row (new connections reach any
+    of the server's worker processes, and each loads the index on its own)."""
     started = time.perf_counter()
+    streak = 0
     while time.perf_counter() - started < timeout:
         if server.poll() is not None:
             raise SystemExit(f"the server exited with status {server.returncode}")
         try:
-            if get(port, "/readyz")[0] == 200:
-                return time.perf_counter() - started
+            streak = streak + 1 if get(port, "/readyz")[0] == 200 else 0
         except OSError:
-            pass
-        time.sleep(0.2)
+            streak = 0
+        if streak >= 20:
+            return time.perf_counter() - started
+        time.sleep(0.2 if streak == 0 else 0.01)
     raise SystemExit("the server did not become ready")
 
 
@@ -145,13 +151,22 @@ def client(
 
 
 def cpu_seconds(pid: int) -> float | None:
-    """User + system CPU time of a process (Linux /proc), or None elsewhere. CPU time per
-    request is steadier than latency on a shared machine."""
+    """User + system CPU time of a process and of its child processes that are still running
+    (uvicorn's workers), from Linux /proc; None elsewhere. CPU time per request is steadier
+    than latency on a shared machine."""
     try:
         fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     except OSError:
         return None
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    total = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            child = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(child[1]) == pid:  # the parent pid
+            total += (int(child[11]) + int(child[12])) / os.sysconf("SC_CLK_TCK")
+    return total
 
 
 def summary(samples: list[Sample], seconds: float) -> dict[str, Any]:
@@ -194,6 +209,7 @@ def main() -> int:
     parser.add_argument(
         "--rebuild-flags", default="", help="more `index build` flags, e.g. '--chains 1'"
     )
+    parser.add_argument("--workers", type=int, default=1, help="`schemarag serve --workers`")
     parser.add_argument("--json", type=Path, metavar="OUT")
     args = parser.parse_args()
 
@@ -208,7 +224,10 @@ def main() -> int:
     env.pop("SCHEMARAG_API_KEY", None)
     server_log = (work / "server.log").open("wb")
     server = subprocess.Popen(
-        [sys.executable, "-m", "schemarag", "serve", "--store", str(store), "--port", str(port)],
+        [
+            *(sys.executable, "-m", "schemarag", "serve", "--store", str(store)),
+            *("--port", str(port), "--workers", str(args.workers)),
+        ],
         cwd=work,
         env=env,
         stdout=server_log,
@@ -246,6 +265,7 @@ def main() -> int:
         while time.perf_counter() < t0:
             time.sleep(0.01)
         cpu_start = cpu_seconds(server.pid)
+        client_cpu_start = time.process_time()
         while time.perf_counter() < deadline:
             now = time.perf_counter() - t0
             if args.rebuild and builder is None and now >= args.rebuild_at:
@@ -273,6 +293,7 @@ def main() -> int:
                 rebuild["returncode"] = builder.returncode
             time.sleep(0.05)
         cpu_end = cpu_seconds(server.pid)
+        client_cpu = time.process_time() - client_cpu_start
         stop.set()
         for thread in threads:
             thread.join()
@@ -297,6 +318,7 @@ def main() -> int:
             "store": str(args.store),
             "index": {k: index.get(k) for k in ("databases", "tables", "questions", "embedder")},
             "clients": args.clients,
+            "workers": args.workers,
             "offered_rps": args.rate,
             "duration_s": args.duration,
             "server_ready_s": round(ready_s, 1),
@@ -306,6 +328,9 @@ def main() -> int:
                 round(1000 * (cpu_end - cpu_start) / len(measured), 1)
                 if cpu_start is not None and cpu_end is not None and measured
                 else None
+            ),
+            "client_cpu_ms_per_request": (
+                round(1000 * client_cpu / len(measured), 2) if measured else None
             ),
             "failures": load.failures[:10],
             "failure_count": len(load.failures),

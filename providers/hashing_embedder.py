@@ -126,6 +126,9 @@ class HashingEmbedder:
     token; an empty text gets a fixed unit vector. Queries and documents are embedded alike.
     """
 
+    #: queries are embedded as documents: a batch of queries may go through `embed_documents`
+    symmetric = True
+
     def __init__(self, dim: int = 512) -> None:
         if isinstance(dim, bool) or not isinstance(dim, int) or dim < 8:
             raise ConfigurationError(f"dim must be an integer >= 8, got {dim!r}")

@@ -32,7 +32,7 @@ from retriever.fusion import DEFAULT_WEIGHTS, FusionWeights
 from retriever.knowledge import KnowledgeBase, QuestionHit
 from retriever.metrics import METRIC_KEYS, Ranking, recall
 from retriever.result import Example, RankedDatabase, RankedTable, RetrievalResult
-from retriever.retriever import ABSTAIN_THRESHOLD, Retriever
+from retriever.retriever import ABSTAIN_THRESHOLD, Prepared, Retriever
 from retriever.tables import TableEntry, entries_from_catalog
 
 __all__ = [
@@ -47,6 +47,7 @@ __all__ = [
     "FusionWeights",
     "KnowledgeBase",
     "LeakageError",
+    "Prepared",
     "QuestionHit",
     "RankedDatabase",
     "RankedTable",

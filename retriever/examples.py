@@ -1,9 +1,17 @@
 """Few-shot examples: the synthetic records of the chosen database nearest to the question by
 question skeleton (schema words and values masked, as PET-SQL selects them), blended with the
-embedding similarity the search already gave."""
+embedding similarity the search already gave.
+
+Selection runs on every query. The same synthetic records come back query after query, so their
+skeletons are remembered (`SKELETON_MEMO` of them); and a candidate that could not enter the best
+`count` even with difflib's cheap upper bound on the ratio (`quick_ratio`) is passed over before
+the costly `ratio`. Neither changes the result.
+"""
 
 from __future__ import annotations
 
+import functools
+import heapq
 from collections.abc import Collection, Sequence
 from difflib import SequenceMatcher
 
@@ -12,6 +20,8 @@ from retriever.result import Example
 from retriever.text import skeleton
 
 SKELETON_WEIGHT = 0.6
+#: candidate skeletons remembered across queries (a few MB at most)
+SKELETON_MEMO = 1 << 16
 
 
 def select_examples(
@@ -24,18 +34,42 @@ def select_examples(
     """The `count` candidates whose skeleton is closest to the question's."""
     if count <= 0 or not candidates:
         return []
+    # the memo's key: the same objects on every query of a database (a frozenset is its own
+    # frozenset, and caches its hash)
+    schema_words, values = frozenset(schema_words), frozenset(values)
     target = skeleton(question, schema_words, values).split()
     scored: list[Example] = []
+    best: list[float] = []  # min-heap of the `count` highest similarities so far
     seen: set[str] = set()
     for hit in candidates:
         if hit.question in seen:
             continue
         seen.add(hit.question)
-        shape = skeleton(hit.question, schema_words, values)
-        ratio = SequenceMatcher(None, target, shape.split(), autojunk=False).ratio()
-        similarity = SKELETON_WEIGHT * ratio + (1 - SKELETON_WEIGHT) * hit.score
-        scored.append(
-            Example(hit.question, hit.sql, hit.db_id, hit.tables, round(similarity, 4), shape)
-        )
+        shape, shape_words = _candidate_skeleton(hit.question, schema_words, values)
+        matcher = SequenceMatcher(None, target, shape_words, autojunk=False)
+        # the final sort is stable, so a later candidate that at best ties the `count`-th
+        # similarity so far can never be chosen
+        if len(best) == count and _similarity(matcher.quick_ratio(), hit.score) <= best[0]:
+            continue
+        similarity = _similarity(matcher.ratio(), hit.score)
+        scored.append(Example(hit.question, hit.sql, hit.db_id, hit.tables, similarity, shape))
+        if len(best) < count:
+            heapq.heappush(best, similarity)
+        else:
+            heapq.heappushpop(best, similarity)
     scored.sort(key=lambda e: -e.similarity)
     return scored[:count]
+
+
+def _similarity(ratio: float, score: float) -> float:
+    """Monotone in `ratio`, so an upper bound on the ratio bounds the similarity."""
+    return round(SKELETON_WEIGHT * ratio + (1 - SKELETON_WEIGHT) * score, 4)
+
+
+@functools.lru_cache(maxsize=SKELETON_MEMO)
+def _candidate_skeleton(
+    question: str, schema_words: frozenset[str], values: frozenset[str]
+) -> tuple[str, tuple[str, ...]]:
+    """A candidate's skeleton and its words (lru_cache: bounded and thread-safe)."""
+    shape = skeleton(question, schema_words, values)
+    return shape, tuple(shape.split())

@@ -1,15 +1,18 @@
 """Read access to a built knowledge base: one Qdrant client per process, opened once.
 
-The table collection is small (one point per table) and is read whole when a retriever opens;
-the question collection is searched per query through Qdrant (`query_points`), embedded or
-server alike.
+The table collection is small (one point per table) and is read whole when a retriever opens.
+The question collection is searched per query: through Qdrant (`query_points`) for a server
+store, and by default from memory for an embedded one (`retriever.question_index`: the same
+exact search without qdrant-client's per-point Python filters). An in-memory knowledge base
+closes its Qdrant client once loaded, so it holds no lock on the build's folder.
+`in_memory=False` searches an embedded store through Qdrant as well.
 """
 
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -18,22 +21,14 @@ import numpy.typing as npt
 
 from indexer.store import QUESTIONS, TABLES, StoreLocation
 from retriever.errors import StoreNotReadyError
+from retriever.question_index import InMemoryQuestions, QuestionHit, hit_from_payload
 from retriever.tables import TableEntry
 
 log = logging.getLogger(__name__)
 
+__all__ = ["KnowledgeBase", "QuestionHit"]
+
 _HIT_FIELDS = ["db_id", "tables", "question", "sql"]
-
-
-@dataclass(frozen=True)
-class QuestionHit:
-    """One synthetic record near the question."""
-
-    score: float
-    db_id: str
-    tables: tuple[str, ...]
-    question: str
-    sql: str
 
 
 class KnowledgeBase:
@@ -47,6 +42,23 @@ class KnowledgeBase:
         self.tables_collection = tables
         self.manifest = manifest
         self.where = where
+        self._tables: list[Any] | None = None
+        self._memory: InMemoryQuestions | None = None
+
+    @property
+    def in_memory(self) -> bool:
+        return self._memory is not None
+
+    def load_into_memory(self) -> None:
+        """Read both collections into memory and close the Qdrant client."""
+        if self._memory is not None:
+            return
+        self._tables = list(self._scroll(self.tables_collection, with_vectors=True))
+        points = self._scroll(self.questions_collection, with_vectors=True)
+        self._memory = InMemoryQuestions(
+            ((p.vector, p.payload or {}) for p in points), int(self.manifest.get("dim", 0))
+        )
+        self.client.close()
 
     @classmethod
     def open(
@@ -56,8 +68,13 @@ class KnowledgeBase:
         collection: str = "schemarag",
         api_key: str | None = None,
         embedder_name: str | None = None,
+        in_memory: bool | None = None,
+        lock_wait_s: float = 30.0,
     ) -> KnowledgeBase:
-        """Open the served build; `embedder_name`, when given, must be the build's embedder."""
+        """Open the served build; `embedder_name`, when given, must be the build's embedder.
+        `in_memory`: search the questions from memory (default: for an embedded store).
+        `lock_wait_s`: how long to wait for a build folder another process has open (server
+        workers loading the same build take turns; each holds it for the seconds it reads)."""
         from qdrant_client import QdrantClient
 
         location = (
@@ -83,17 +100,23 @@ class KnowledgeBase:
             folder = location.build_dir(build_id) / "qdrant"
             if not folder.is_dir():
                 raise StoreNotReadyError(f"{folder}: the served build has no Qdrant folder")
-            try:
-                client = QdrantClient(path=str(folder))
-            except RuntimeError as exc:  # the folder is locked by another client
-                raise StoreNotReadyError(f"{folder}: cannot open: {exc}") from None
+            client = _open_folder(folder, lock_wait_s)
             questions = location.collection_name(QUESTIONS, build_id)
             tables = location.collection_name(TABLES, build_id)
         else:
             client = QdrantClient(url=location.url, api_key=location.api_key, timeout=30)
             questions, tables = location.alias(QUESTIONS), location.alias(TABLES)
-        log.info("opened knowledge base %s build %s", where, build_id)
-        return cls(client, questions, tables, manifest, where)
+        kb = cls(client, questions, tables, manifest, where)
+        if location.embedded if in_memory is None else in_memory:
+            try:
+                kb.load_into_memory()
+            except BaseException:
+                client.close()
+                raise
+        log.info(
+            "opened knowledge base %s build %s%s", where, build_id, " in memory" * kb.in_memory
+        )
+        return kb
 
     @property
     def embedder_name(self) -> str:
@@ -104,7 +127,11 @@ class KnowledgeBase:
 
     def table_entries(self) -> tuple[list[TableEntry], npt.NDArray[np.float32]]:
         """Every table point: entries (in a stable order) and their vectors, row-aligned."""
-        points = list(self._scroll(self.tables_collection, with_vectors=True))
+        points = (
+            list(self._tables)
+            if self._tables is not None
+            else list(self._scroll(self.tables_collection, with_vectors=True))
+        )
         points.sort(key=lambda p: (str(p.payload["db_id"]).casefold(), str(p.payload["table"])))
         entries = [TableEntry.from_payload(p.payload) for p in points]
         if not points:
@@ -113,16 +140,23 @@ class KnowledgeBase:
         return entries, vectors
 
     def question_count(self) -> int:
+        if self._memory is not None:
+            return len(self._memory)
         return int(self.client.count(self.questions_collection, exact=True).count)
 
     def question_texts(self) -> Iterator[tuple[str, str]]:
         """Every synthetic question with the synthesizer that wrote it (for the leakage check)."""
+        if self._memory is not None:
+            yield from self._memory.texts()
+            return
         for point in self._scroll(self.questions_collection, payload=["question", "synthesizer"]):
             yield str(point.payload.get("question", "")), str(point.payload.get("synthesizer", ""))
 
     def search_questions(
         self, vector: npt.NDArray[np.float32], limit: int, db_id: str | None = None
     ) -> list[QuestionHit]:
+        if self._memory is not None:
+            return self._memory.search(vector, limit, db_id)
         from qdrant_client import models
 
         query_filter = None
@@ -137,7 +171,27 @@ class KnowledgeBase:
             query_filter=query_filter,
             with_payload=_HIT_FIELDS,
         )
-        return [_hit(p) for p in response.points]
+        return [hit_from_payload(p.score, p.payload) for p in response.points]
+
+    def search_questions_many(
+        self, vectors: npt.NDArray[np.float32], limit: int
+    ) -> list[list[QuestionHit]]:
+        """`search_questions` for each row of `vectors`: one matrix product in memory, one
+        batch request to a Qdrant server."""
+        if self._memory is not None:
+            return self._memory.search_many(vectors, limit)
+        if not len(vectors):
+            return []
+        from qdrant_client import models
+
+        responses = self.client.query_batch_points(
+            self.questions_collection,
+            requests=[
+                models.QueryRequest(query=v.tolist(), limit=limit, with_payload=_HIT_FIELDS)
+                for v in np.asarray(vectors, dtype=np.float32)
+            ],
+        )
+        return [[hit_from_payload(p.score, p.payload) for p in r.points] for r in responses]
 
     def _scroll(
         self, collection: str, *, with_vectors: bool = False, payload: Sequence[str] | bool = True
@@ -156,12 +210,15 @@ class KnowledgeBase:
                 return
 
 
-def _hit(point: Any) -> QuestionHit:
-    payload = point.payload or {}
-    return QuestionHit(
-        score=float(point.score),
-        db_id=str(payload.get("db_id", "")),
-        tables=tuple(payload.get("tables", ()) or ()),
-        question=str(payload.get("question", "")),
-        sql=str(payload.get("sql", "")),
-    )
+def _open_folder(folder: Path, lock_wait_s: float) -> Any:
+    """An embedded Qdrant client on `folder`, waiting up to `lock_wait_s` for its lock."""
+    from qdrant_client import QdrantClient
+
+    deadline = time.monotonic() + lock_wait_s
+    while True:
+        try:
+            return QdrantClient(path=str(folder))
+        except RuntimeError as exc:  # the folder is locked by another client
+            if time.monotonic() >= deadline:
+                raise StoreNotReadyError(f"{folder}: cannot open: {exc}") from None
+            time.sleep(0.2)

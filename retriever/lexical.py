@@ -24,18 +24,44 @@ MAX_VALUE_WORDS = 5
 
 
 class TableBM25:
-    """BM25 (rank-bm25's Okapi) over one document per table."""
+    """BM25 (rank-bm25's Okapi) over one document per table.
+
+    rank-bm25 computes idf (with its epsilon floor), document lengths and avgdl, but its
+    `get_scores` loops in Python over every document for every query term. So the index is
+    turned, once, into postings: per term, the documents holding it and each one's BM25
+    contribution, computed with `get_scores`' own expression. A query then adds the postings of
+    its terms in order, once per occurrence like `get_scores` (a term outside the corpus adds
+    nothing); the sums equal `get_scores`.
+    """
 
     def __init__(self, entries: Sequence[TableEntry]) -> None:
         corpus = [terms(e.text) or ["_"] for e in entries]
-        self._bm25 = BM25Okapi(corpus)
         self._size = len(entries)
+        bm25 = BM25Okapi(corpus)
+        self._postings: dict[str, tuple[npt.NDArray[np.intp], npt.NDArray[np.float64]]] = {}
+        docs: dict[str, list[int]] = {}
+        for i, freqs in enumerate(bm25.doc_freqs):
+            for term in freqs:
+                docs.setdefault(term, []).append(i)
+        doc_len = np.asarray(bm25.doc_len)
+        for term, holders in docs.items():
+            index = np.asarray(holders, dtype=np.intp)
+            freq = np.asarray([bm25.doc_freqs[i][term] for i in holders])
+            length = doc_len[index]
+            contribution = bm25.idf[term] * (
+                freq
+                * (bm25.k1 + 1)
+                / (freq + bm25.k1 * (1 - bm25.b + bm25.b * length / bm25.avgdl))
+            )
+            self._postings[term] = (index, contribution)
 
     def scores(self, question: str) -> npt.NDArray[np.float64]:
-        query = terms(question)
-        if not query or not self._size:
-            return np.zeros(self._size)
-        return np.asarray(self._bm25.get_scores(query), dtype=np.float64)
+        score = np.zeros(self._size)
+        for term in terms(question):
+            posting = self._postings.get(term)
+            if posting is not None:
+                score[posting[0]] += posting[1]
+        return score
 
 
 @dataclass(frozen=True)
@@ -58,19 +84,30 @@ class Links:
 
 
 class SchemaLinker:
-    """Links question words to table names and n-grams to cell values of the entries."""
+    """Links question words to table names and n-grams to cell values of the entries.
+
+    Both lookups are indexed so a query touches only what it can match: a table name is filed
+    under its first term (a name links when all its terms are in the question, so only names
+    whose first term is there need checking), and every word prefix of an indexed value is kept
+    so extending an n-gram stops as soon as no value starts with it.
+    """
 
     def __init__(self, entries: Sequence[TableEntry]) -> None:
         self._size = len(entries)
         databases = {fold(e.db_id) for e in entries}
-        self._name_terms: list[tuple[str, ...]] = []
+        name_terms: list[tuple[str, ...]] = []
         df: dict[str, int] = {}
         for entry in entries:
             vocab = {t for c in (entry.table, *entry.columns) for t in terms(c)}
             for term in vocab:
                 df[term] = df.get(term, 0) + 1
-            self._name_terms.append(tuple(dict.fromkeys(terms(entry.table))))
+            name_terms.append(tuple(dict.fromkeys(terms(entry.table))))
         self._idf = {t: math.log(1 + self._size / n) for t, n in df.items()}
+        self._names: dict[str, list[tuple[int, tuple[str, ...], float]]] = {}
+        for i, name in enumerate(name_terms):
+            if name:
+                score = sum(self.idf(t) for t in name)
+                self._names.setdefault(name[0], []).append((i, name[1:], score))
         index: dict[str, list[tuple[int, str]]] = {}
         for i, entry in enumerate(entries):
             for column, values in entry.values.items():
@@ -78,15 +115,18 @@ class SchemaLinker:
                     key = normalize_value(value)
                     if _indexable(key):
                         index.setdefault(key, []).append((i, column))
-        self._values: dict[str, tuple[tuple[int, str], ...]] = {}
-        self._value_weight: dict[str, float] = {}
+        #: per value: its weight and, per entry holding it, the first column it is in
+        self._values: dict[str, tuple[float, tuple[tuple[int, str], ...]]] = {}
+        self._prefixes: set[str] = set()
         for key, hits in index.items():
-            unique = tuple(dict.fromkeys(hits))
-            dbs = {fold(entries[i].db_id) for i, _ in unique}
-            self._values[key] = unique
-            self._value_weight[key] = math.log(1 + len(databases) / len(dbs)) * math.sqrt(
-                len(key.split())
-            )
+            first_column: dict[int, str] = {}
+            for i, column in hits:
+                first_column.setdefault(i, column)
+            dbs = {fold(entries[i].db_id) for i in first_column}
+            weight = math.log(1 + len(databases) / len(dbs)) * math.sqrt(len(key.split()))
+            self._values[key] = (weight, tuple(first_column.items()))
+            parts = key.split(" ")
+            self._prefixes.update(" ".join(parts[:n]) for n in range(1, len(parts) + 1))
 
     def idf(self, term: str) -> float:
         return self._idf.get(term, 0.0)
@@ -94,36 +134,41 @@ class SchemaLinker:
     def link(self, question: str) -> Links:
         names = np.zeros(self._size)
         qterms = set(terms(question))
-        for i, name in enumerate(self._name_terms):
-            if name and all(t in qterms for t in name):
-                names[i] = sum(self.idf(t) for t in name)
+        for term in qterms:
+            for i, rest, score in self._names.get(term, ()):
+                if all(t in qterms for t in rest):
+                    names[i] = score
         values = np.zeros(self._size)
         matches: list[ValueMatch] = []
         tokens = words(question)
         used = [False] * len(tokens)
-        spans = [
-            (end - start, start, end)
-            for start in range(len(tokens))
-            for end in range(start + 1, min(len(tokens), start + MAX_VALUE_WORDS) + 1)
-        ]
-        for _, start, end in sorted(spans, key=lambda s: (-s[0], s[1])):
+        for start, end, gram in self._value_spans(tokens):
             if any(used[start:end]):
-                continue
-            gram = " ".join(tokens[start:end])
-            hits = self._values.get(gram)
-            if not hits:
                 continue
             for i in range(start, end):
                 used[i] = True
-            weight = self._value_weight[gram]
-            seen: set[int] = set()
+            weight, hits = self._values[gram]
             for entry, column in hits:
-                if entry in seen:
-                    continue
-                seen.add(entry)
                 values[entry] += weight
                 matches.append(ValueMatch(gram, entry, column, weight))
         return Links(names, values, tuple(matches))
+
+    def _value_spans(self, tokens: list[str]) -> list[tuple[int, int, str]]:
+        """(start, end, text) of the n-grams of `tokens` that are indexed values, the longest
+        first, then the leftmost: the order overlapping matches are resolved in."""
+        spans: list[tuple[int, int, str]] = []
+        for start in range(len(tokens)):
+            gram = tokens[start]
+            end = start + 1
+            while gram in self._prefixes:
+                if gram in self._values:
+                    spans.append((start, end, gram))
+                if end == len(tokens) or end - start == MAX_VALUE_WORDS:
+                    break
+                gram = f"{gram} {tokens[end]}"
+                end += 1
+        spans.sort(key=lambda s: (s[0] - s[1], s[0]))
+        return spans
 
 
 def _indexable(key: str) -> bool:

@@ -4,11 +4,11 @@
     result = retriever.retrieve("How many singers are from France?")
     result.databases[0].db_id, result.databases[0].chosen_tables, result.confidence
 
-Everything heavy happens once, in `open`: the Qdrant client, the table entries and vectors, the
+Everything heavy happens once, in `open`: the knowledge base, the table entries and vectors, the
 BM25 index, the value index, the embedded schema vocabulary. A query embeds the question once
 (and, in a worker thread meanwhile, its words that no schema name or earlier query explains),
-runs one Qdrant search over the synthetic questions and a few numpy operations (see
-`retriever.fusion` for how the signals are combined).
+runs one search over the synthetic questions (in memory for a folder, in Qdrant for a server)
+and a few numpy operations (see `retriever.fusion` for how the signals are combined).
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ import logging
 import time
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -40,6 +41,14 @@ log = logging.getLogger(__name__)
 
 #: Default abstain threshold on `RetrievalResult.confidence` (see `Retriever.confidence`).
 ABSTAIN_THRESHOLD = 0.3
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """A question's embedding and nearest synthetic questions, from `Retriever.prepare`."""
+
+    vector: npt.NDArray[np.float32]
+    hits: list[QuestionHit]
 
 
 class Retriever:
@@ -99,7 +108,9 @@ class Retriever:
         self._db_of = np.zeros(len(self.entries), dtype=np.int64)
         for pos, idx in enumerate(self._db_members):
             self._db_of[idx] = pos
-        self._entry_pos = {e.key: i for i, e in enumerate(self.entries)}
+        self._keys = [e.key for e in self.entries]
+        self._entry_pos = {key: i for i, key in enumerate(self._keys)}
+        self._record_positions: dict[tuple[str, tuple[str, ...]], tuple[int, list[int]]] = {}
         self._fk = [fk_adjacency([self.entries[i] for i in idx]) for idx in self._db_members]
         self._schema_words: list[frozenset[str]] = []
         self._values: list[frozenset[str]] = []
@@ -145,13 +156,20 @@ class Retriever:
         *,
         collection: str = "schemarag",
         api_key: str | None = None,
+        in_memory: bool | None = None,
         **options: object,
     ) -> Retriever:
         """A retriever over the served build of `store` (a folder or a Qdrant server URL).
 
-        `embedder` must be the one the build used (its `name` is in the build's manifest)."""
+        `embedder` must be the one the build used (its `name` is in the build's manifest);
+        `in_memory`: search the synthetic questions from memory rather than through Qdrant
+        (default: for a folder; see `retriever.knowledge`)."""
         kb = KnowledgeBase.open(
-            store, collection=collection, api_key=api_key, embedder_name=embedder.name
+            store,
+            collection=collection,
+            api_key=api_key,
+            embedder_name=embedder.name,
+            in_memory=in_memory,
         )
         try:
             entries, vectors = kb.table_entries()
@@ -174,17 +192,38 @@ class Retriever:
 
     # -- retrieval ---------------------------------------------------------------------------
 
-    def signals(self, question: str) -> tuple[Signals, list[QuestionHit], dict[str, float]]:
-        """The raw signals of `question`, the question hits, and the time each step took."""
+    def prepare(self, questions: Sequence[str]) -> list[Prepared]:
+        """The embeddings and nearest synthetic questions of many questions, computed together
+        for `retrieve(..., prepared=)`: one batch through the model when the embedder embeds
+        queries as documents (`symmetric`: MiniLM, hashing; Cohere embeds queries differently,
+        one call each), and one search for all."""
+        if getattr(self.embedder, "symmetric", False):
+            vectors = np.asarray(self.embedder.embed_documents(list(questions)), dtype=np.float32)
+        else:
+            vectors = np.asarray([self.embedder.embed_query(q) for q in questions], np.float32)
+        vectors = vectors.reshape(len(questions), self.embedder.dim)
+        if self.kb is None:
+            return [Prepared(v, []) for v in vectors]
+        found = self.kb.search_questions_many(vectors, self.question_hits)
+        return [Prepared(v, hits) for v, hits in zip(vectors, found, strict=True)]
+
+    def signals(
+        self, question: str, prepared: Prepared | None = None
+    ) -> tuple[Signals, list[QuestionHit], dict[str, float]]:
+        """The raw signals of `question` (embedded and searched here unless `prepared`), the
+        question hits, and the time each step took."""
         timings: dict[str, float] = {}
         t0 = time.perf_counter()
         pending = self.semantic.start(question, self._executor) if self.semantic else None
-        vector = self.embedder.embed_query(question)
+        vector = self.embedder.embed_query(question) if prepared is None else prepared.vector
         t1 = time.perf_counter()
         timings["embed_ms"] = (t1 - t0) * 1000
         hits: list[QuestionHit] = []
         if self.kb is not None:
-            hits = self.kb.search_questions(vector, self.question_hits)
+            if prepared is None:
+                hits = self.kb.search_questions(vector, self.question_hits)
+            else:
+                hits = prepared.hits
             if self.masked:
                 hits = [h for h in hits if normalize_question(h.question) not in self.masked]
         t2 = time.perf_counter()
@@ -211,15 +250,9 @@ class Retriever:
         db_index: list[int] = []
         table_index: list[list[int]] = []
         for hit in hits:
-            db_key = fold(hit.db_id)
-            db_index.append(self._db_pos.get(db_key, -1))
-            table_index.append(
-                [
-                    self._entry_pos[(db_key, fold(t))]
-                    for t in hit.tables
-                    if (db_key, fold(t)) in self._entry_pos
-                ]
-            )
+            db, tables = self._positions(hit.db_id, hit.tables)
+            db_index.append(db)
+            table_index.append(tables)
         db_votes, table_votes = question_votes(
             [h.score for h in hits],
             db_index,
@@ -237,16 +270,34 @@ class Retriever:
         )
         return signals, hits, timings
 
+    def _positions(self, db_id: str, tables: tuple[str, ...]) -> tuple[int, list[int]]:
+        """The database position (-1: not in the pool) and the entry rows of a record's tables
+        (remembered: the same records come back query after query)."""
+        found = self._record_positions.get((db_id, tables))
+        if found is None:
+            db_key = fold(db_id)
+            rows = [self._entry_pos.get((db_key, fold(t))) for t in tables]
+            found = (self._db_pos.get(db_key, -1), [r for r in rows if r is not None])
+            if len(self._record_positions) < 1_000_000:
+                self._record_positions[(db_id, tables)] = found
+        return found
+
     def retrieve(
-        self, question: str, top_databases: int = 5, top_tables: int = 10
+        self,
+        question: str,
+        top_databases: int = 5,
+        top_tables: int = 10,
+        *,
+        prepared: Prepared | None = None,
     ) -> RetrievalResult:
-        """Rank databases and tables for `question` (see the module docstring)."""
+        """Rank databases and tables for `question` (see the module docstring). `prepared`:
+        its embedding and question hits, when computed with others (`prepare`)."""
         if not question.strip():
             raise RetrieverError("the question is empty")
         if top_databases < 1 or top_tables < 1:
             raise RetrieverError("top_databases and top_tables must be >= 1")
         started = time.perf_counter()
-        signals, hits, timings = self.signals(question)
+        signals, hits, timings = self.signals(question, prepared)
         t0 = time.perf_counter()
         db_score, table_score, pool_score = fuse(
             signals, self._db_of, len(self.db_ids), self.weights
@@ -299,15 +350,15 @@ class Retriever:
         top: int,
     ) -> RankedDatabase:
         members = self._db_members[db]
-        ranked = sorted(members.tolist(), key=lambda i: (-table_score[i], i))
+        ranked = members[np.lexsort((members, -table_score[members]))].tolist()
         best = table_score[ranked[0]]
         chosen = [
             i
             for i in ranked[: self.weights.max_chosen]
             if best > 0 and table_score[i] >= self.weights.choose_ratio * best
         ] or ranked[:1]
-        by_name = {fold(self.entries[i].table): i for i in members.tolist()}
-        completed = complete_tables(self._fk[db], [fold(self.entries[i].table) for i in chosen])
+        by_name = {self._keys[i][1]: i for i in ranked}
+        completed = complete_tables(self._fk[db], [self._keys[i][1] for i in chosen])
         tables: list[RankedTable] = []
         placed: set[int] = set()
         for name, bridge in completed:
@@ -333,10 +384,9 @@ class Retriever:
         head = [(best.db_id, t) for t in best.chosen_tables]
         seen = {(fold(d), fold(t)) for d, t in head}
         out = list(head)
-        for i in np.argsort(-pool_score, kind="stable")[: size + len(head)]:
-            entry = self.entries[int(i)]
-            if entry.key not in seen:
-                out.append((entry.db_id, entry.table))
+        for i in np.argsort(-pool_score, kind="stable")[: size + len(head)].tolist():
+            if self._keys[i] not in seen:
+                out.append((self.entries[i].db_id, self.entries[i].table))
             if len(out) >= size:
                 break
         return out

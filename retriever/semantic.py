@@ -13,11 +13,12 @@ little). Scores sum over units:
 - per database (its coverage of the question): `Σ_u idf(u) · relu(max_t∈db m(u, t) - threshold)`.
 
 Cost: the vocabulary (and the single words of multi-word names) is embedded when the linker is
-built (pass a `providers.CachedEmbedder` to make that a cache read on the next open); a query
-embeds its units in one call (`start`, given an executor, runs it while the retriever embeds
-the question: measured on two cores, 10 ms for both instead of 17), except units that equal a
-schema name or word (their vector is already known) and units seen by earlier queries (kept in
-a bounded memo). The products are (units x names), a few thousand columns.
+built (pass a `providers.CachedEmbedder` to make that a cache read on the next open). A query
+embeds its new units in one call (`start`, given an executor, runs it while the retriever embeds
+the question: measured on two cores, 10 ms for both instead of 17); a unit that equals a schema
+name or word has its vector already. A unit's links (the tables it matches above the threshold,
+with `m - threshold`) are computed once, as (units x names) products, and remembered in a
+bounded memo: units recur from question to question, so a query mostly only sums known links.
 """
 
 from __future__ import annotations
@@ -41,7 +42,7 @@ Array = npt.NDArray[np.float64]
 #: cosine under which a unit and a schema name are not linked at all (MiniLM; chosen on Spider
 #: train and its Spider-Syn rewrites: 0.4 and 0.6 were worse, see `retriever.fusion`)
 DEFAULT_THRESHOLD = 0.5
-#: unit vectors remembered across queries
+#: units whose links are remembered across queries
 DEFAULT_MEMO = 50_000
 
 
@@ -68,13 +69,19 @@ def _content(token: str) -> bool:
 
 @dataclass(frozen=True)
 class PendingLinks:
-    """A question's units on their way to `SemanticLinker.finish`: the vectors known so far and
-    the embedding of the rest (`missing` rows), maybe still running."""
+    """A question's units on their way to `SemanticLinker.finish`: the units whose links are
+    not known yet (`new`, positions in `units`), their vectors so far, and the embedding of
+    the rest (`missing` rows of `vectors`), maybe still running."""
 
     units: tuple[str, ...]
+    new: tuple[int, ...]
     vectors: npt.NDArray[np.float32]
     missing: tuple[int, ...]
     future: Future[Vectors] | None
+
+
+#: a unit's links: the tables it links to, and its evidence `m - threshold` for each
+_Links = tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]
 
 
 @dataclass(frozen=True)
@@ -90,7 +97,7 @@ class SemanticLinker:
     """Links question units to the schema names of `entries` by embedding similarity.
 
     `db_of[i]`: the database position of entry i (`n_dbs` positions in all); `threshold`: the
-    cosine under which nothing links; `memo`: how many unit vectors to remember across queries.
+    cosine under which nothing links; `memo`: how many units' links to remember across queries.
     """
 
     def __init__(
@@ -145,49 +152,33 @@ class SemanticLinker:
         )
         self._db_present = np.isin(np.arange(n_dbs), sorted_dbs)
         self._known = {n: i for i, n in enumerate(self.names + extra) if n}
-        self._memo: dict[str, npt.NDArray[np.float32]] = {}
+        self._memo: dict[str, _Links] = {}
         self._memo_size = memo
         self._lock = threading.Lock()
 
     def start(self, question: str, executor: Executor | None = None) -> PendingLinks:
-        """Begin linking `question`: its units, and the embedding of the units whose vector is
-        not known yet, submitted to `executor` (so that it runs while the caller embeds the
-        question) or done here when None. `finish` completes it."""
+        """Begin linking `question`: its units, and the embedding of the units whose links and
+        vectors are not known yet, submitted to `executor` (so that it runs while the caller
+        embeds the question) or done here when None. `finish` completes it."""
         found = tuple(units(question))
-        vectors = np.zeros((len(found), self.vectors.shape[1]), dtype=np.float32)
+        new = [i for i, text in enumerate(found) if text not in self._memo]
+        vectors = np.zeros((len(new), self.vectors.shape[1]), dtype=np.float32)
         missing: list[int] = []
-        for i, text in enumerate(found):
-            row = self._known.get(text)
-            if row is not None:
-                vectors[i] = self._known_vectors[row]
-                continue
-            remembered = self._memo.get(text)
-            if remembered is not None:
-                vectors[i] = remembered
+        for row, i in enumerate(new):
+            known = self._known.get(found[i])
+            if known is None:
+                missing.append(row)
             else:
-                missing.append(i)
+                vectors[row] = self._known_vectors[known]
         future: Future[Vectors] | None = None
         if missing:
-            texts = [found[i] for i in missing]
+            texts = [found[new[row]] for row in missing]
             if executor is None:
                 future = Future()
                 future.set_result(self.embedder.embed_documents(texts))
             else:
                 future = executor.submit(self.embedder.embed_documents, texts)
-        return PendingLinks(found, vectors, tuple(missing), future)
-
-    def unit_vectors(self, pending: PendingLinks) -> npt.NDArray[np.float32]:
-        """The vectors of `pending`'s units (waits for the embedding it started)."""
-        vectors = pending.vectors
-        if pending.future is not None:
-            fresh = np.asarray(pending.future.result(), dtype=np.float32)
-            vectors[list(pending.missing)] = fresh
-            with self._lock:
-                for i, vector in zip(pending.missing, fresh, strict=True):
-                    if len(self._memo) >= self._memo_size:
-                        break
-                    self._memo[pending.units[i]] = vector
-        return vectors
+        return PendingLinks(found, tuple(new), vectors, tuple(missing), future)
 
     def link(self, question: str) -> SemanticLinks:
         """`finish(start(question))`, all in the calling thread."""
@@ -197,15 +188,37 @@ class SemanticLinker:
         found = pending.units
         if not found:
             return SemanticLinks(np.zeros(self._n_tables), np.zeros(self._n_dbs), ())
-        sims = self.unit_vectors(pending) @ self.vectors.T  # units x names
+        links = {found[i]: self._memo[found[i]] for i in range(len(found)) if i not in pending.new}
+        links.update(self._new_links(pending))
+        evidence = np.zeros((len(found), self._n_tables))
+        for row, text in enumerate(found):
+            tables, values = links[text]
+            evidence[row, tables] = values
+        linked = (evidence > 0).sum(axis=1)
+        idf = np.log1p(self._n_tables / np.maximum(linked, 1))
+        per_db = np.maximum.reduceat(evidence[:, self._by_db], self._db_starts, axis=1)
+        per_db[:, ~self._db_present] = 0.0
+        return SemanticLinks(idf @ evidence, idf @ per_db, found)
+
+    def _new_links(self, pending: PendingLinks) -> dict[str, _Links]:
+        """The links of `pending`'s new units (waits for the embedding it started), which
+        are remembered while the memo has room."""
+        if not pending.new:
+            return {}
+        vectors = pending.vectors
+        if pending.future is not None:
+            vectors[list(pending.missing)] = np.asarray(pending.future.result(), dtype=np.float32)
+        sims = vectors @ self.vectors.T  # units x names
         # m(u, t): best cosine of unit u with a name of table t
         per_table = np.maximum.reduceat(sims[:, self._flat], self._starts, axis=1)
         per_table = per_table.astype(np.float64)
-        linked = (per_table > self.threshold).sum(axis=1)
-        idf = np.log1p(self._n_tables / np.maximum(linked, 1))
-        evidence = np.clip(per_table - self.threshold, 0.0, None)
-        tables = idf @ evidence
-        per_db = np.maximum.reduceat(evidence[:, self._by_db], self._db_starts, axis=1)
-        per_db[:, ~self._db_present] = 0.0
-        databases = idf @ per_db
-        return SemanticLinks(tables, databases, found)
+        out: dict[str, _Links] = {}
+        for row, i in enumerate(pending.new):
+            tables = np.flatnonzero(per_table[row] > self.threshold)
+            out[pending.units[i]] = (tables, per_table[row, tables] - self.threshold)
+        with self._lock:
+            for text, found in out.items():
+                if len(self._memo) >= self._memo_size:
+                    break
+                self._memo[text] = found
+        return out

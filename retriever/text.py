@@ -7,8 +7,9 @@
 
 from __future__ import annotations
 
+import functools
 import re
-from collections.abc import Collection, Iterable
+from collections.abc import Collection
 
 from providers import tokenize
 
@@ -112,8 +113,11 @@ _SPACE = re.compile(r"\s+")
 _NON_WORD = re.compile(r"[^\w]+")
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def stem(token: str) -> str:
-    """A crude English stem, enough to match plurals: `cities` → `city`, `classes` → `class`."""
+    """A crude English stem, enough to match plurals: `cities` → `city`, `classes` → `class`.
+
+    Memoized: every query stems its words several times (BM25, linking, skeleton)."""
     if len(token) <= 3 or token.isdigit():
         return token
     if token.endswith("ies") and len(token) > 4:
@@ -145,30 +149,26 @@ def normalize_value(value: str) -> str:
     return " ".join(tokenize(value))
 
 
-def ngrams(tokens: list[str], max_n: int) -> Iterable[tuple[int, int, str]]:
-    """(start, end, text) of every 1..max_n-gram of `tokens`."""
-    for n in range(1, max_n + 1):
-        for start in range(len(tokens) - n + 1):
-            yield start, start + n, " ".join(tokens[start : start + n])
-
-
 def skeleton(question: str, schema_words: Collection[str], values: Collection[str] = ()) -> str:
     """The question with schema words, values and numbers masked (PET-SQL's skeleton).
 
     `schema_words`: lower-case (stemmed or not) words of the database's table and column names;
     `values`: normalized cell values. Masked runs collapse to one `_`.
     """
-    text = _QUOTED.sub(" _ ", question)
-    tokens = tokenize(text)
+    tokens = tokenize(_QUOTED.sub(" _ ", question))
     masked = [False] * len(tokens)
     if values:
-        for start, end, gram in ngrams(tokens, 4):
-            if gram in values:
-                for i in range(start, end):
-                    masked[i] = True
+        # every 1..4-gram, each built from the one before it (no slicing and joining)
+        for start in range(len(tokens)):
+            gram = tokens[start]
+            for end in range(start + 1, min(len(tokens), start + 4) + 1):
+                if end > start + 1:
+                    gram = f"{gram} {tokens[end - 1]}"
+                if gram in values:
+                    masked[start:end] = [True] * (end - start)
     out: list[str] = []
     for token, hidden in zip(tokens, masked, strict=True):
-        if hidden or _NUMBER.match(token) or token in schema_words or stem(token) in schema_words:
+        if hidden or token in schema_words or _NUMBER.match(token) or stem(token) in schema_words:
             if not out or out[-1] != "_":
                 out.append("_")
         else:

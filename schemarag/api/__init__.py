@@ -12,7 +12,7 @@ Modules:
 - `middleware`  request id, access log, metrics (`Observe`); API key and body size (`Guard`);
 - `served`      `ServedIndex`: the current build, leases, reload without a failed request;
 - `store`       `StoreSource`: retrievers over a store and the probe that spots new builds;
-- `batching`    query embeddings batched across concurrent requests;
+- `batching`    `RetrievalBatcher`: concurrent retrievals on one thread, embeddings batched;
 - `generation`  what /v1/generate needs (catalog, LLMs);
 - `metrics`     counters, gauges and histograms in the Prometheus text format;
 - `options`     `ApiOptions`: limits, logging, reload cadence.

@@ -17,6 +17,7 @@ from contextlib import asynccontextmanager
 from fastapi import FastAPI
 
 from providers import LLM
+from schemarag.api.batching import RetrievalBatcher
 from schemarag.api.errors import install_error_handlers
 from schemarag.api.generation import Generation
 from schemarag.api.metrics import Registry
@@ -61,12 +62,15 @@ def create_app(
         "and a language model (SCHEMARAG_LLM)"
     )
 
+    batcher = RetrievalBatcher()
+
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         served.start()
         try:
             yield
         finally:
+            batcher.close()
             served.stop()
             source.close()
 
@@ -77,7 +81,7 @@ def create_app(
         lifespan=lifespan,
     )
     install_error_handlers(app)
-    install_routes(app, served, generation, registry)
+    install_routes(app, served, generation, registry, batcher)
     # add_middleware wraps what is there, so the last added is the outermost.
     app.add_middleware(Guard, api_key=settings.api_key, max_body_bytes=options.max_body_bytes)
     app.add_middleware(

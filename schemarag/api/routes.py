@@ -1,7 +1,8 @@
 """The routes: retrieval, generation, index information, health, readiness and metrics.
 
-Retrieval and generation are plain `def` routes: they run on Starlette's thread pool, where
-the retriever's numpy and Qdrant work and the embedder's forward pass release the event loop.
+Retrieval awaits `RetrievalBatcher` (one thread runs the retrievals, their embeddings in
+batches); retrieval with pooling and generation call language models and run on Starlette's
+thread pool.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from fastapi import FastAPI, Request
+from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import JSONResponse, PlainTextResponse
 
 from generator import GenerateRequest
@@ -20,6 +22,7 @@ from indexer.store import manifest_summary
 from providers import ProviderError
 from retriever import RetrieverError, StoreNotReadyError
 from schemagraph.errors import CatalogError, SchemaGraphError
+from schemarag.api.batching import RetrievalBatcher
 from schemarag.api.errors import ApiError, error_response
 from schemarag.api.generation import Generation, GenerationUnavailableError
 from schemarag.api.metrics import CONTENT_TYPE, Registry
@@ -82,7 +85,11 @@ def _leased(served: ServedIndex, request: Request) -> Iterator[Loaded]:
 
 
 def install_routes(
-    app: FastAPI, served: ServedIndex, generation: Generation, registry: Registry
+    app: FastAPI,
+    served: ServedIndex,
+    generation: Generation,
+    registry: Registry,
+    batcher: RetrievalBatcher,
 ) -> None:
     """Add the routes to `app` itself (not through an included router), so that route
     templates are visible to the metrics middleware."""
@@ -96,7 +103,7 @@ def install_routes(
         summary="Rank the databases and tables for a question",
         tags=["retrieval"],
     )
-    def retrieve(body: RetrieveRequest, request: Request) -> Any:
+    async def retrieve(body: RetrieveRequest, request: Request) -> Any:
         """The same result as `schemarag retrieve --json`. The build that answered is in the
         `X-Schemarag-Build` response header."""
         request.state.question = body.question
@@ -111,7 +118,14 @@ def install_routes(
                     "pool",
                 )
             try:
-                result = retriever.retrieve(body.question, body.top_databases, body.top_tables)
+                if body.pool:  # a language model call: on a thread of its own
+                    result = await run_in_threadpool(
+                        retriever.retrieve, body.question, body.top_databases, body.top_tables
+                    )
+                else:
+                    result = await batcher.retrieve(
+                        retriever, body.question, body.top_databases, body.top_tables
+                    )
             except StoreNotReadyError as exc:
                 raise ApiError(503, "not_ready", str(exc)) from None
             except RetrieverError as exc:

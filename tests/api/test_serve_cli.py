@@ -129,3 +129,38 @@ def test_serve_limits_blas_to_one_thread(built_store: Path, captured: dict[str, 
         for limiter in serve._BLAS_LIMIT:
             limiter.restore_original_limits()  # type: ignore[attr-defined]
         serve._BLAS_LIMIT.clear()
+
+
+def test_workers_run_the_app_factory_with_the_options_in_the_environment(
+    built_store: Path, captured: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from schemarag.cli import serve
+
+    monkeypatch.delenv(serve.ARGS_ENV, raising=False)
+    argv = ["serve", "--store", str(built_store), "--workers", "2", "--examples", "1"]
+    assert main([*argv, "--no-access-log"]) == 0
+    assert captured["app"] == "schemarag.cli.serve:worker_app"
+    assert (captured["factory"], captured["workers"], captured["port"]) == (True, 2, 8000)
+
+    app = serve.worker_app()  # what each worker process runs, from SCHEMARAG_SERVE_ARGS
+    try:
+        with TestClient(app) as client:
+            wait_until(lambda: client.get("/readyz").status_code == 200)
+            response = client.post("/v1/retrieve", json={"question": "How many singers?"})
+            assert response.status_code == 200
+            assert len(response.json()["examples"]) == 1
+    finally:
+        for limiter in serve._BLAS_LIMIT:
+            limiter.restore_original_limits()  # type: ignore[attr-defined]
+        serve._BLAS_LIMIT.clear()
+
+
+def test_bad_workers_and_bad_worker_options_are_one_line(
+    capsys: pytest.CaptureFixture[str], captured: dict[str, Any]
+) -> None:
+    assert main(["serve", "--workers", "0"]) == 2
+    assert "--workers must be in 1..64" in capsys.readouterr().err
+    assert main(["serve", "--workers", "2", "--pool", "nosuchprovider:model"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "nosuchprovider" in err
+    assert captured == {}

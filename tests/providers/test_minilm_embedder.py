@@ -118,3 +118,54 @@ def test_invalid_arguments_are_named(tmp_path):
         MiniLMEmbedder(batch_size=0)
     with pytest.raises(ConfigurationError, match="model_path"):
         MiniLMEmbedder(model_path=tmp_path)
+    with pytest.raises(ConfigurationError, match="precision must be one of auto, fp32, bf16"):
+        MiniLMEmbedder(precision="int8")
+
+
+def test_auto_precision_is_bf16_exactly_where_the_cpu_runs_it_natively():
+    auto = MiniLMEmbedder(precision="auto")
+
+    assert auto.precision == ("bf16" if minilm_embedder.native_bf16() else "fp32")
+    assert MiniLMEmbedder().precision == "fp32"
+
+
+def test_bf16_vectors_agree_with_fp32(embedder):
+    if not minilm_embedder.native_bf16():
+        pytest.skip("this CPU has no native bfloat16: bf16 embedding is only emulated here")
+    texts = ["How many singers are from France?", "stadium capacity", "pets owned by students"]
+    bf16 = MiniLMEmbedder(precision="bf16").embed_documents(texts)
+    fp32 = embedder.embed_documents(texts)
+
+    assert bf16.dtype == np.float32
+    np.testing.assert_allclose(np.linalg.norm(bf16, axis=1), 1.0, rtol=1e-5)
+    assert (bf16 * fp32).sum(axis=1).min() > 0.9999
+    assert not np.array_equal(bf16, fp32)  # bf16 really ran
+
+
+TEXTS = [
+    "How many singers are from France?",
+    "  stripped on both sides  ",
+    "x",
+    "Ünïcödé naïve café",
+    "word " * 400,  # longer than the model's 256 tokens: truncated
+    "What is the average weight of pets owned by students older than 20?",
+]
+
+
+def test_the_traced_pipeline_gives_sentence_transformers_vectors(embedder):
+    model = minilm_embedder._load(embedder._path, "cpu")
+    reference = model.encode(TEXTS, normalize_embeddings=True, convert_to_numpy=True)
+
+    assert minilm_embedder._traced(model, embedder._path, "cpu", "fp32") is not None
+    np.testing.assert_allclose(embedder.embed_documents(TEXTS), reference, atol=1e-6)
+    lone = np.stack([embedder.embed_query(text) for text in TEXTS])
+    np.testing.assert_allclose(lone, reference, atol=1e-6)
+
+
+def test_other_pipelines_run_through_sentence_transformers(embedder, monkeypatch):
+    traced = embedder.embed_documents(TEXTS)
+    monkeypatch.setattr(minilm_embedder, "_TRACED", {})
+    monkeypatch.setattr(minilm_embedder, "_is_plain", lambda model: False)
+
+    np.testing.assert_allclose(MiniLMEmbedder().embed_documents(TEXTS), traced, atol=1e-6)
+    assert set(minilm_embedder._TRACED.values()) == {None}

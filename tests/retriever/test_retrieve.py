@@ -19,9 +19,12 @@ from schemagraph import Catalog
 from tests.retriever.conftest import RECORDS, write_store
 
 
-@pytest.fixture(scope="module")
-def retriever(store: Path, embedder: HashingEmbedder) -> Retriever:
-    with Retriever.open(store, embedder) as opened:
+@pytest.fixture(scope="module", params=[True, False], ids=["in-memory", "qdrant-search"])
+def retriever(store: Path, embedder: HashingEmbedder, request: pytest.FixtureRequest) -> Retriever:
+    """Both ways of searching the questions of an embedded store: from memory (the default)
+    and through qdrant-client's embedded search (the code a Qdrant server store runs)."""
+    with Retriever.open(store, embedder, in_memory=request.param) as opened:
+        assert opened.kb is not None and opened.kb.in_memory is request.param
         yield opened
 
 
