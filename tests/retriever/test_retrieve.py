@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+import json
 from pathlib import Path
 
 import numpy as np
@@ -90,6 +92,9 @@ def test_timings_and_confidence_are_reported(retriever: Retriever) -> None:
     data = result.as_dict()
     assert data["databases"][0]["tables"][0]["name"]
     assert data["tables"][0] == {"db_id": result.tables[0][0], "table": result.tables[0][1]}
+    # every field of the dataclasses, nothing else: as `dataclasses.asdict` would give it
+    expected = {**dataclasses.asdict(result), "tables": data["tables"]}
+    assert result.examples and json.loads(json.dumps(data)) == json.loads(json.dumps(expected))
 
 
 def test_abstains_when_no_database_fits(
