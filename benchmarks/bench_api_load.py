@@ -28,6 +28,7 @@ import http.client
 import json
 import os
 import platform
+import random
 import shlex
 import shutil
 import socket
@@ -185,10 +186,24 @@ def summary(samples: list[Sample], seconds: float) -> dict[str, Any]:
     }
 
 
-def load_questions(limit: int) -> list[str]:
-    if DEV.exists():
+def load_questions(limit: int, every: bool = False) -> list[str]:
+    """The first `limit` Spider dev questions; with `every`, every distinct question of the
+    Spider data (train, dev, their Spider-Syn rewrites, Spider-DK: about 16,000), shuffled with
+    a fixed seed, so that a run meets mostly questions (and words) it has not seen before."""
+    if not DEV.exists():
+        return FALLBACK
+    if not every:
         return [q["question"] for q in json.loads(DEV.read_text())][:limit]
-    return FALLBACK
+    root = DEV.parent
+    found = [q["question"] for q in json.loads(DEV.read_text())]
+    found += [q["question"] for q in json.loads((root / "train_spider.json").read_text())]
+    for name in ("dev.json", "train_spider.json"):
+        rows = json.loads((root / "spider_syn" / name).read_text())
+        found += [q["SpiderSynQuestion"] for q in rows]
+    found += [q["question"] for q in json.loads((root / "spider_dk/Spider-DK.json").read_text())]
+    distinct = list(dict.fromkeys(q.strip() for q in found if q.strip()))
+    random.Random(0).shuffle(distinct)
+    return distinct
 
 
 def main() -> int:
@@ -198,6 +213,11 @@ def main() -> int:
     parser.add_argument("--duration", type=float, default=60.0, help="measured seconds")
     parser.add_argument("--warmup", type=float, default=5.0, help="unmeasured seconds first")
     parser.add_argument("--questions", type=int, default=1034, help="distinct questions cycled")
+    parser.add_argument(
+        "--every-question",
+        action="store_true",
+        help="cycle every distinct Spider question (~16,000) instead of the dev questions",
+    )
     parser.add_argument(
         "--rate",
         type=float,
@@ -237,7 +257,7 @@ def main() -> int:
     try:
         ready_s = wait_ready(port, server)
         first_build = json.loads(get(port, "/v1/index")[1])["build_id"]
-        questions = load_questions(args.questions)
+        questions = load_questions(args.questions, args.every_question)
         load = Load()
         stop = threading.Event()
         t0 = time.perf_counter() + args.warmup

@@ -32,7 +32,7 @@ from retriever.knowledge import KnowledgeBase, QuestionHit
 from retriever.lexical import SchemaLinker, TableBM25
 from retriever.pooling import pool
 from retriever.result import Example, RankedDatabase, RankedTable, RetrievalResult
-from retriever.semantic import SemanticLinker
+from retriever.semantic import PendingLinks, SemanticLinker
 from retriever.tables import TableEntry, group_by_database
 from retriever.text import normalize_question, normalize_value, stem, words
 from schemagraph.model import fold
@@ -45,10 +45,12 @@ ABSTAIN_THRESHOLD = 0.3
 
 @dataclass(frozen=True)
 class Prepared:
-    """A question's embedding and nearest synthetic questions, from `Retriever.prepare`."""
+    """A question's embedding, nearest synthetic questions and the start of its semantic
+    linking, from `Retriever.prepare`."""
 
     vector: npt.NDArray[np.float32]
     hits: list[QuestionHit]
+    links: PendingLinks | None = None
 
 
 class Retriever:
@@ -194,18 +196,35 @@ class Retriever:
 
     def prepare(self, questions: Sequence[str]) -> list[Prepared]:
         """The embeddings and nearest synthetic questions of many questions, computed together
-        for `retrieve(..., prepared=)`: one batch through the model when the embedder embeds
-        queries as documents (`symmetric`: MiniLM, hashing; Cohere embeds queries differently,
-        one call each), and one search for all."""
-        if getattr(self.embedder, "symmetric", False):
-            vectors = np.asarray(self.embedder.embed_documents(list(questions)), dtype=np.float32)
+        for `retrieve(..., prepared=)`: one model call for the questions when the embedder
+        embeds queries as documents (`symmetric`: MiniLM, hashing; Cohere embeds queries
+        differently, one call each), one for their new words (semantic linking), and one
+        search for all."""
+        links = [self.semantic.start(q, defer=True) if self.semantic else None for q in questions]
+        words = list(dict.fromkeys(w for pending in links if pending for w in pending.to_embed))
+        symmetric = getattr(self.embedder, "symmetric", False)
+        if symmetric:
+            vectors = np.asarray(self.embedder.embed_documents(list(questions)), np.float32)
         else:
             vectors = np.asarray([self.embedder.embed_query(q) for q in questions], np.float32)
+        word_vectors = np.zeros((0, self.embedder.dim), dtype=np.float32)
+        if words and self.semantic is not None:
+            # a call of its own: words padded to a question's length would cost as much
+            words_by = self.embedder if symmetric else self.semantic.embedder
+            word_vectors = np.asarray(words_by.embed_documents(words), np.float32)
+        row = {w: i for i, w in enumerate(words)}
+        for pending in links:
+            if pending is not None and pending.future is not None:
+                pending.future.set_result(word_vectors[[row[w] for w in pending.to_embed]])
         vectors = vectors.reshape(len(questions), self.embedder.dim)
         if self.kb is None:
-            return [Prepared(v, []) for v in vectors]
-        found = self.kb.search_questions_many(vectors, self.question_hits)
-        return [Prepared(v, hits) for v, hits in zip(vectors, found, strict=True)]
+            found: list[list[QuestionHit]] = [[] for _ in questions]
+        else:
+            found = self.kb.search_questions_many(vectors, self.question_hits)
+        return [
+            Prepared(v, hits, pending)
+            for v, hits, pending in zip(vectors, found, links, strict=True)
+        ]
 
     def signals(
         self, question: str, prepared: Prepared | None = None
@@ -214,7 +233,10 @@ class Retriever:
         question hits, and the time each step took."""
         timings: dict[str, float] = {}
         t0 = time.perf_counter()
-        pending = self.semantic.start(question, self._executor) if self.semantic else None
+        if prepared is not None:
+            pending = prepared.links
+        else:
+            pending = self.semantic.start(question, self._executor) if self.semantic else None
         vector = self.embedder.embed_query(question) if prepared is None else prepared.vector
         t1 = time.perf_counter()
         timings["embed_ms"] = (t1 - t0) * 1000

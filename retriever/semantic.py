@@ -79,6 +79,11 @@ class PendingLinks:
     missing: tuple[int, ...]
     future: Future[Vectors] | None
 
+    @property
+    def to_embed(self) -> tuple[str, ...]:
+        """The units whose vectors `future` brings, in its row order."""
+        return tuple(self.units[self.new[row]] for row in self.missing)
+
 
 #: a unit's links: the tables it links to, and its evidence `m - threshold` for each
 _Links = tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]
@@ -156,10 +161,14 @@ class SemanticLinker:
         self._memo_size = memo
         self._lock = threading.Lock()
 
-    def start(self, question: str, executor: Executor | None = None) -> PendingLinks:
+    def start(
+        self, question: str, executor: Executor | None = None, *, defer: bool = False
+    ) -> PendingLinks:
         """Begin linking `question`: its units, and the embedding of the units whose links and
         vectors are not known yet, submitted to `executor` (so that it runs while the caller
-        embeds the question) or done here when None. `finish` completes it."""
+        embeds the question) or done here when None. With `defer`, nothing is embedded: the
+        caller embeds `to_embed` (with other texts, in one batch) and sets the result of the
+        pending `future`. `finish` completes it."""
         found = tuple(units(question))
         new = [i for i, text in enumerate(found) if text not in self._memo]
         vectors = np.zeros((len(new), self.vectors.shape[1]), dtype=np.float32)
@@ -173,7 +182,9 @@ class SemanticLinker:
         future: Future[Vectors] | None = None
         if missing:
             texts = [found[new[row]] for row in missing]
-            if executor is None:
+            if defer:
+                future = Future()
+            elif executor is None:
                 future = Future()
                 future.set_result(self.embedder.embed_documents(texts))
             else:

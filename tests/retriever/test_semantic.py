@@ -119,3 +119,28 @@ def test_validates_its_arguments(sample_catalog: Catalog) -> None:
         SemanticLinker(entries, db_of, 1, embedder, memo=-1)
     with pytest.raises(ValueError, match="db_of"):
         SemanticLinker(entries, db_of[:1], 1, embedder)
+
+
+def test_prepare_embeds_questions_and_their_new_words_in_one_call(
+    linked: tuple[Retriever, SynonymEmbedder],
+) -> None:
+    retriever, embedder = linked
+    embedder.symmetric = True  # type: ignore[attr-defined]  # queries embedded as documents
+    questions = ["How many vocalists are there for each nation?", "Which nation has most singers?"]
+    embedder.embedded.clear()
+    prepared = retriever.prepare(questions)
+
+    # one call: both questions, then each new word or pair once ("nation" is in both)
+    assert embedder.embedded[:2] == questions
+    words = embedder.embedded[2:]
+    assert "vocalists" in words and words.count("nation") == 1
+    embedder.embedded.clear()
+    batched = [retriever.signals(q, ready)[0] for q, ready in zip(questions, prepared, strict=True)]
+    assert embedder.embedded == []  # nothing left to embed
+    fresh = Retriever(retriever.entries, retriever.vectors, embedder)  # no memo
+    for question, signals in zip(questions, batched, strict=True):
+        alone = fresh.signals(question)[0]
+        np.testing.assert_allclose(signals.table["semantic"], alone.table["semantic"], rtol=1e-5)
+        np.testing.assert_allclose(
+            signals.database["semantic"], alone.database["semantic"], rtol=1e-5
+        )
