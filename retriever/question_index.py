@@ -14,16 +14,15 @@ payload strings. Past a few million questions, serve from a Qdrant server instea
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import numpy.typing as npt
 
 
-@dataclass(frozen=True)
-class QuestionHit:
-    """One synthetic record near the question."""
+class QuestionHit(NamedTuple):
+    """One synthetic record near the question (a named tuple: fifty are made per query, several
+    times faster than frozen dataclass instances)."""
 
     score: float
     db_id: str
@@ -48,13 +47,12 @@ class InMemoryQuestions:
 
     def __init__(self, points: Iterable[tuple[Sequence[float], Mapping[str, Any]]], dim: int):
         vectors: list[Sequence[float]] = []
-        self._records: list[tuple[str, tuple[str, ...], str, str, str]] = []
+        self._records: list[tuple[str, tuple[str, ...], str, str]] = []
+        self._synthesizers: list[str] = []
         for vector, payload in points:
-            hit = hit_from_payload(0.0, payload)
             vectors.append(vector)
-            self._records.append(
-                (hit.db_id, hit.tables, hit.question, hit.sql, str(payload.get("synthesizer", "")))
-            )
+            self._records.append(hit_from_payload(0.0, payload)[1:])
+            self._synthesizers.append(str(payload.get("synthesizer", "")))
         matrix = np.asarray(vectors, dtype=np.float32).reshape(len(vectors), dim)
         norms = np.linalg.norm(matrix, axis=1, keepdims=True)
         self._vectors = matrix / np.where(norms == 0, 1.0, norms)
@@ -68,8 +66,8 @@ class InMemoryQuestions:
 
     def texts(self) -> Iterator[tuple[str, str]]:
         """Every question with the synthesizer that wrote it."""
-        for record in self._records:
-            yield record[2], record[4]
+        for record, synthesizer in zip(self._records, self._synthesizers, strict=True):
+            yield record[2], synthesizer
 
     def search(
         self, vector: npt.NDArray[np.float32], limit: int, db_id: str | None = None
@@ -105,11 +103,10 @@ class InMemoryQuestions:
             top = top[np.lexsort((top, -scores[top]))]
         else:
             top = np.lexsort((np.arange(len(scores)), -scores))
-        out = []
-        for i in top.tolist():
-            db, tables, question, sql, _ = self._records[i if rows is None else int(rows[i])]
-            out.append(QuestionHit(float(scores[i]), db, tables, question, sql))
-        return out
+        records = self._records
+        if rows is not None:
+            return [QuestionHit(float(scores[i]), *records[rows[i]]) for i in top.tolist()]
+        return [QuestionHit(float(scores[i]), *records[i]) for i in top.tolist()]
 
 
 def _unit(vector: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:

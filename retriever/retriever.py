@@ -418,16 +418,14 @@ class Retriever:
     ) -> list[Example]:
         if self.example_count == 0 or self.kb is None or signals.vector is None:
             return []
+        # the database's 4 x count records nearest to the question, whose skeletons are then
+        # compared: from the question hits, or a search of that database when they hold few
         db_key = fold(self.db_ids[db])
-        candidates = [h for h in hits if fold(h.db_id) == db_key]
+        size = 4 * self.example_count
+        candidates = [h for h in hits if fold(h.db_id) == db_key][:size]
         if len(candidates) < 2 * self.example_count:
             candidates = (
-                self.kb.search_questions(
-                    signals.vector,
-                    4 * self.example_count,
-                    db_id=self.db_ids[db],
-                )
-                or candidates
+                self.kb.search_questions(signals.vector, size, db_id=self.db_ids[db]) or candidates
             )
         return select_examples(
             question, candidates, self._schema_words[db], self._values[db], self.example_count
