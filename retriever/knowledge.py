@@ -42,7 +42,7 @@ class KnowledgeBase:
         self.tables_collection = tables
         self.manifest = manifest
         self.where = where
-        self._tables: list[Any] | None = None
+        self._tables: tuple[list[TableEntry], npt.NDArray[np.float32]] | None = None
         self._memory: InMemoryQuestions | None = None
 
     @property
@@ -53,8 +53,10 @@ class KnowledgeBase:
         """Read both collections into memory and close the Qdrant client."""
         if self._memory is not None:
             return
-        self._tables = list(self._scroll(self.tables_collection, with_vectors=True))
-        points = self._scroll(self.questions_collection, with_vectors=True)
+        self._tables = self._read_tables()
+        points = self._scroll(
+            self.questions_collection, with_vectors=True, payload=[*_HIT_FIELDS, "synthesizer"]
+        )
         self._memory = InMemoryQuestions(
             ((p.vector, p.payload or {}) for p in points), int(self.manifest.get("dim", 0))
         )
@@ -127,17 +129,15 @@ class KnowledgeBase:
 
     def table_entries(self) -> tuple[list[TableEntry], npt.NDArray[np.float32]]:
         """Every table point: entries (in a stable order) and their vectors, row-aligned."""
-        points = (
-            list(self._tables)
-            if self._tables is not None
-            else list(self._scroll(self.tables_collection, with_vectors=True))
-        )
+        return self._tables if self._tables is not None else self._read_tables()
+
+    def _read_tables(self) -> tuple[list[TableEntry], npt.NDArray[np.float32]]:
+        points = list(self._scroll(self.tables_collection, with_vectors=True))
         points.sort(key=lambda p: (str(p.payload["db_id"]).casefold(), str(p.payload["table"])))
         entries = [TableEntry.from_payload(p.payload) for p in points]
         if not points:
             return entries, np.zeros((0, int(self.manifest.get("dim", 1))), dtype=np.float32)
-        vectors = np.asarray([p.vector for p in points], dtype=np.float32)
-        return entries, vectors
+        return entries, np.asarray([p.vector for p in points], dtype=np.float32)
 
     def question_count(self) -> int:
         if self._memory is not None:

@@ -49,8 +49,10 @@ def _question_field() -> Any:
     return Field(
         min_length=1,
         max_length=MAX_QUESTION_CHARS,
-        # published so that clients (and schema-driven tests) know a blank question is refused
-        pattern=r"\S",
+        # published so that clients (and schema-driven tests) know a blank question is refused:
+        # a character that is not white space, where U+001C-U+001F count as white space too
+        # (Python's str.isspace, which the retriever uses, says so; Unicode's \s does not)
+        pattern=r"[^\s\x1c-\x1f]",
         description=f"the question in natural language, 1 to {MAX_QUESTION_CHARS} characters, "
         "not blank",
         examples=["How many singers are from France?"],

@@ -29,6 +29,7 @@ def client(serve: Serve, built_store: Path) -> Iterator[TestClient]:
         ({"question": "x" * (MAX_QUESTION_CHARS + 1)}, "question"),
         ({"question": ""}, "question"),
         ({"question": "   \n\t"}, "question"),
+        ({"question": " \x1c\x1f "}, "question"),  # white space to Python, not to Unicode
         ({"question": 42}, "question"),
         ({}, "question"),
         ({"question": OK, "top_databases": 0}, "top_databases"),
