@@ -7,7 +7,6 @@ import logging
 import os
 import threading
 import time
-import warnings
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -22,7 +21,7 @@ __all__ = ["MINILM_DIM", "PRECISIONS", "MiniLMEmbedder", "default_minilm_path"]
 log = logging.getLogger(__name__)
 
 MINILM_DIM = 384
-#: "fp32"; "bf16": matrix products in bfloat16 (torch autocast), 3x faster on CPUs with native
+#: "fp32"; "bf16": matrix products in bfloat16, 3-4x faster on CPUs with native
 #: bfloat16 (AVX512-BF16, AMX) at a cosine of 0.99999 with fp32, slower elsewhere; "auto": bf16
 #: when the CPU has it natively, else fp32.
 PRECISIONS = ("auto", "fp32", "bf16")
@@ -81,95 +80,26 @@ def native_bf16() -> bool:
         return False
 
 
-# The model's whole pipeline traced to TorchScript, per (path, device, precision); None: the
-# model is not a plain BERT + mean pooling + normalization pipeline (sentence-transformers runs
-# it then).
-_TRACED: dict[tuple[str, str, str], Any] = {}
+# The model as a `providers.packed_bert.PackedBert`, per (path, precision); None: the model is
+# not a plain BERT + mean pooling + normalization pipeline (sentence-transformers runs it then).
+_PACKED: dict[tuple[str, str], Any] = {}
 
 
-def _traced(model: Any, path: Path, device: str, precision: str) -> Any:
-    """all-MiniLM-L6-v2's pipeline (transformer, mean pooling, normalization) as one traced
-    TorchScript module. Same vectors as sentence-transformers' `encode` (1e-7 in fp32), but the
-    forward pass runs in C++ without holding Python's global lock (two threads embed in
-    parallel, which serving needs) and without the per-layer Python overhead: measured on Spider
-    dev questions, one thread, 6.4 against 8.6 ms per lone question in fp32; 3.0 against 6.9 ms
-    in bf16 (cast in the trace, as autocast does)."""
-    key = (str(path), device, precision)
+def _packed(model: Any, path: Path, precision: str) -> Any:
+    """all-MiniLM-L6-v2's pipeline as one TorchScript module that runs a batch without padding
+    and without holding Python's interpreter lock (see `providers.packed_bert`)."""
+    key = (str(path), precision)
     with _MODELS_LOCK:
-        if key in _TRACED:
-            return _TRACED[key]
-        _TRACED[key] = traced = _trace(model, device, precision) if _is_plain(model) else None
-        return traced
-
-
-def _is_plain(model: Any) -> bool:
-    modules = [type(m).__name__ for m in model]
-    if modules != ["Transformer", "Pooling", "Normalize"]:
-        return False
-    return getattr(model[1], "pooling_mode", None) == "mean" and hasattr(model[0], "auto_model")
-
-
-def _trace(model: Any, device: str, precision: str) -> Any:
-    torch = importlib.import_module("torch")
-
-    class Pipeline(torch.nn.Module):  # type: ignore[name-defined]
-        def __init__(self, transformer: Any) -> None:
-            super().__init__()
-            self.transformer = transformer
-
-        def forward(self, ids: Any, mask: Any, types: Any) -> Any:
-            tokens = self.transformer(
-                input_ids=ids, attention_mask=mask, token_type_ids=types
-            ).last_hidden_state
-            weights = mask.unsqueeze(-1).to(tokens.dtype)
-            mean = (tokens * weights).sum(1) / weights.sum(1).clamp(min=1e-9)
-            return torch.nn.functional.normalize(mean.float(), dim=1)
-
-    example = model.tokenizer(["a question", "another longer question"], padding=True)
-    inputs = tuple(
-        torch.tensor(example[k], device=device)
-        for k in ("input_ids", "attention_mask", "token_type_ids")
-    )
-    started = time.perf_counter()
-    jit_autocast = torch._C._jit_set_autocast_mode(False)  # record the casts themselves
-    hf_logging = importlib.import_module("transformers").utils.logging
-    verbosity = hf_logging.get_verbosity()
-    hf_logging.set_verbosity_error()  # a config remark printed when the model first runs
-    try:
-        with (
-            warnings.catch_warnings(),
-            torch.inference_mode(),
-            torch.autocast(device, dtype=torch.bfloat16, enabled=precision == "bf16"),
-        ):
-            warnings.simplefilter("ignore")  # tracer warnings on shape checks of the encoder
-            traced = torch.jit.trace(Pipeline(model[0].auto_model).eval(), inputs)
-            traced = torch.jit.freeze(traced.eval())
-    finally:
-        torch._C._jit_set_autocast_mode(jit_autocast)
-        hf_logging.set_verbosity(verbosity)
-    log.info("traced MiniLM (%s) in %.1fs", precision, time.perf_counter() - started)
-    return traced
-
-
-def _encode_traced(model: Any, traced: Any, texts: list[str], batch_size: int) -> Vectors:
-    """Like sentence-transformers' `encode`: stripped texts, longest first (less padding),
-    truncated to the model's maximum length; rows back in the input order."""
-    torch = importlib.import_module("torch")
-    order = sorted(range(len(texts)), key=lambda i: -len(texts[i]))
-    out = np.zeros((len(texts), MINILM_DIM), dtype=np.float32)
-    for start in range(0, len(order), batch_size):
-        rows = order[start : start + batch_size]
-        batch = model.tokenizer(
-            [texts[i].strip() for i in rows],
-            padding=True,
-            truncation=True,
-            max_length=model.max_seq_length,
-            return_tensors="pt",
-        )
-        with torch.inference_mode():
-            vectors = traced(batch["input_ids"], batch["attention_mask"], batch["token_type_ids"])
-        out[rows] = vectors.cpu().numpy()
-    return out
+        if key not in _PACKED:
+            packed_bert = importlib.import_module("providers.packed_bert")
+            module = None
+            if packed_bert.supports(model):
+                started = time.perf_counter()
+                bf16 = precision == "bf16"
+                module = packed_bert.compile_packed(model, bf16, bf16 and native_bf16())
+                log.info("compiled MiniLM (%s) in %.1fs", precision, time.perf_counter() - started)
+            _PACKED[key] = module
+        return _PACKED[key]
 
 
 class MiniLMEmbedder:
@@ -180,7 +110,8 @@ class MiniLMEmbedder:
     loading. The model is loaded on first use, once per process and device, shared by every
     instance and thread. ``batch_size`` texts go through the model at a time. Queries and
     documents are embedded alike (the model has no query prompt). ``precision`` is one of
-    `PRECISIONS`; the pipeline runs traced (see `_traced`).
+    `PRECISIONS`; a BERT pipeline runs packed (see `providers.packed_bert`), others through
+    sentence-transformers.
     """
 
     #: queries are embedded as documents: a batch of queries may go through `embed_documents`
@@ -253,9 +184,12 @@ class MiniLMEmbedder:
         if not texts:
             return np.zeros((0, MINILM_DIM), dtype=np.float32)
         model = _load(self._path, self._device)
-        traced = _traced(model, self._path, self._device, self.precision)
-        if traced is not None:
-            return _encode_traced(model, traced, list(texts), self._batch_size)
+        packed = _packed(model, self._path, self.precision) if self._device == "cpu" else None
+        if packed is not None:
+            packed_bert = importlib.import_module("providers.packed_bert")
+            return packed_bert.encode(
+                packed, model.tokenizer, list(texts), self._batch_size, model.max_seq_length
+            )
         torch = importlib.import_module("torch")
         with torch.autocast(self._device, dtype=torch.bfloat16, enabled=self.precision == "bf16"):
             vectors = model.encode(

