@@ -6,7 +6,7 @@ runner = make_chain_runner(make_synthesizer("template", None), make_feedback("ru
 report = build_index(catalog, location, BuildServices(runner, "template", embedder))
 """
 
-from indexer.build import BuildConfig, BuildServices, build_index
+from indexer.build import BuildConfig, BuildServices, CollectionLayout, build_index
 from indexer.chains import make_chain_runner, make_feedback, make_synthesizer
 from indexer.errors import BuildError, IndexerError, StoreError
 from indexer.knowledge import table_document
@@ -19,6 +19,7 @@ __all__ = [
     "BuildError",
     "BuildReport",
     "BuildServices",
+    "CollectionLayout",
     "IndexerError",
     "StoreError",
     "StoreLocation",

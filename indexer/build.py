@@ -52,9 +52,55 @@ UPSERT_BATCH = 256
 
 
 @dataclass(frozen=True)
+class CollectionLayout:
+    """How a Qdrant server holds a build's collections (docs/OPERATIONS.md, "Sharding and
+    replication"): `shards` and `replicas` of the question collection (None: the server's
+    defaults, one shard per node and no replica; the small table collection is one shard with
+    the same replicas), `on_disk`: vectors and payloads on disk, `quantize`: int8 scalar
+    quantization kept in RAM (searches rescore with the originals). Server stores only."""
+
+    shards: int | None = None
+    replicas: int | None = None
+    on_disk: bool = False
+    quantize: bool = False
+
+    def __post_init__(self) -> None:
+        for name in ("shards", "replicas"):
+            value = getattr(self, name)
+            if value is not None and value < 1:
+                raise BuildError(f"{name} must be >= 1, got {value}")
+
+    @property
+    def is_default(self) -> bool:
+        return self == CollectionLayout()
+
+    def create_options(self, dim: int, distance: Any, *, questions: bool) -> dict[str, Any]:
+        """`create_collection` keyword arguments of the question (or table) collection."""
+        from qdrant_client import models
+
+        options: dict[str, Any] = {
+            "vectors_config": models.VectorParams(
+                size=dim, distance=distance, on_disk=self.on_disk or None
+            )
+        }
+        if questions and self.shards is not None:
+            options["shard_number"] = self.shards
+        if self.replicas is not None:
+            options["replication_factor"] = self.replicas
+        if self.on_disk:
+            options["on_disk_payload"] = True
+        if self.quantize:
+            options["quantization_config"] = models.ScalarQuantization(
+                scalar=models.ScalarQuantizationConfig(type=models.ScalarType.INT8, always_ram=True)
+            )
+        return options
+
+
+@dataclass(frozen=True)
 class BuildConfig:
     """How to build. `chains`: ICRL chains (final questions) per traversal; `iterations`: ICRL
-    iterations after the initial attempt; `batch_traversals`: traversals per journal commit."""
+    iterations after the initial attempt; `batch_traversals`: traversals per journal commit;
+    `layout`: the collections' layout on a Qdrant server."""
 
     traversal: TraversalConfig = field(default_factory=TraversalConfig)
     chains: int = 3
@@ -65,6 +111,7 @@ class BuildConfig:
     batch_traversals: int = 64
     keep_builds: int = 2
     execute_sql: bool = True
+    layout: CollectionLayout = field(default_factory=CollectionLayout)
 
     def __post_init__(self) -> None:
         for name in ("chains", "concurrency", "batch_traversals", "keep_builds"):
@@ -118,6 +165,11 @@ def build_index(
 ) -> BuildReport:
     """Build (or bring up to date) the knowledge base of `catalog` at `location`."""
     config = config or BuildConfig()
+    if location.embedded and not config.layout.is_default:
+        raise BuildError(
+            "shards, replicas, on-disk storage and quantization are settings of a Qdrant server "
+            "store (--store http://...); an embedded store is one folder per build"
+        )
     started = time.perf_counter()
     timings: dict[str, float] = {}
     if not len(catalog):
@@ -178,7 +230,7 @@ def build_index(
 
         t0 = time.perf_counter()
         question_count, removed = _load_knowledge_base(
-            catalog, location, build_id, base, gone, journal, services, config.seed
+            catalog, location, build_id, base, gone, journal, services, config
         )
         timings["load"] = time.perf_counter() - t0
         stats = list(journal.stats())
@@ -355,7 +407,7 @@ def _load_knowledge_base(
     gone: Sequence[str],
     journal: Journal,
     services: BuildServices,
-    seed: int,
+    config: BuildConfig,
 ) -> tuple[int, int]:
     """Fill the build's collections from the base build and the journal; returns the number of
     question records and the number removed. Safe to redo from the start after a crash."""
@@ -374,9 +426,11 @@ def _load_knowledge_base(
                     client.delete_collection(name)
         # Embedders return unit vectors: DOT is the cosine, and embedded Qdrant scores it as a plain
         # matrix product instead of re-normalizing every stored vector per query.
-        vectors = models.VectorParams(size=services.embedder.dim, distance=models.Distance.DOT)
+        dim, dot = services.embedder.dim, models.Distance.DOT
         if not client.collection_exists(questions):
-            client.create_collection(questions, vectors_config=vectors)
+            client.create_collection(
+                questions, **config.layout.create_options(dim, dot, questions=True)
+            )
             if base and not location.embedded:
                 _copy_points(client, location.collection_name(QUESTIONS, base), questions)
         if location.embedded:
@@ -408,13 +462,13 @@ def _load_knowledge_base(
         # Table documents are few (one per table): rebuilt whole, embeddings come from the cache.
         if client.collection_exists(tables):
             client.delete_collection(tables)
-        client.create_collection(tables, vectors_config=vectors)
+        client.create_collection(tables, **config.layout.create_options(dim, dot, questions=False))
         if location.embedded:
             _fast_local_writes(client, tables)
         docs = [
             table_document(db, t, sample)
             for db in catalog
-            for sample in [sample_database(db, seed=seed)]
+            for sample in [sample_database(db, seed=config.seed)]
             for t in db.tables
         ]
         for start in range(0, len(docs), UPSERT_BATCH):

@@ -132,7 +132,11 @@ class StoreLocation:
         return sorted(p.name for p in folder.iterdir() if p.is_dir()) if folder.exists() else []
 
     def prune(self, keep: int, client: Any = None) -> list[str]:
-        """Delete all but the newest `keep` complete builds (never the current or pending)."""
+        """Delete all but the newest `keep` complete builds (never the current or pending).
+        On a server at least two stay: servers read the collections of the build they loaded
+        (not the aliases) until they reload, a second or so after the switch."""
+        if not self.embedded:
+            keep = max(keep, 2)
         protected = {self.current(), self.pending()}
         complete = [b for b in self.builds() if (self.build_dir(b) / "manifest.json").exists()]
         doomed = [b for b in complete[: max(0, len(complete) - keep)] if b not in protected]

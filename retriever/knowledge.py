@@ -106,8 +106,20 @@ class KnowledgeBase:
             questions = location.collection_name(QUESTIONS, build_id)
             tables = location.collection_name(TABLES, build_id)
         else:
+            # The collections of the build CURRENT names, not the aliases: a build moves the
+            # aliases first, and a server searching through them would mix the new build's
+            # questions with the tables it read from the old one until it reloads.
             client = QdrantClient(url=location.url, api_key=location.api_key, timeout=30)
-            questions, tables = location.alias(QUESTIONS), location.alias(TABLES)
+            questions = location.collection_name(QUESTIONS, build_id)
+            tables = location.collection_name(TABLES, build_id)
+            missing = [n for n in (questions, tables) if not client.collection_exists(n)]
+            if missing:
+                client.close()
+                raise StoreNotReadyError(
+                    f"{where}: build {build_id} (the state folder's CURRENT) has no collection "
+                    f"{', '.join(missing)} on the server; is the state folder the one `schemarag "
+                    "index build` writes for this server?"
+                )
         kb = cls(client, questions, tables, manifest, where)
         if location.embedded if in_memory is None else in_memory:
             try:

@@ -11,6 +11,7 @@ from typing import Any
 from indexer import (
     BuildConfig,
     BuildServices,
+    CollectionLayout,
     StoreLocation,
     build_index,
     index_status,
@@ -63,6 +64,15 @@ def register(sub: argparse._SubParsersAction) -> None:
     build.add_argument("--no-execute", action="store_true", help="validate SQL without running it")
     build.add_argument("--no-cache", action="store_true", help="do not use the provider cache")
     build.add_argument("--report", type=Path, metavar="OUT.json", help="write the build report")
+    layout = build.add_argument_group(
+        "Qdrant server layout", "how a server store holds the collections (docs/OPERATIONS.md)"
+    )
+    layout.add_argument("--shards", type=int, help="shards of the question collection")
+    layout.add_argument("--replicas", type=int, help="copies of every shard (replication factor)")
+    layout.add_argument("--on-disk", action="store_true", help="vectors and payloads on disk")
+    layout.add_argument(
+        "--quantize", action="store_true", help="int8 scalar quantization, kept in RAM"
+    )
     add_traversal_options(build)
     build.set_defaults(func=cmd_build)
 
@@ -118,6 +128,7 @@ def cmd_build(args: argparse.Namespace) -> int:
             full=args.full,
             concurrency=args.concurrency,
             execute_sql=not args.no_execute,
+            layout=CollectionLayout(args.shards, args.replicas, args.on_disk, args.quantize),
         )
         services = BuildServices(
             synthesize=make_chain_runner(

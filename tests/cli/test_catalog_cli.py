@@ -126,3 +126,25 @@ def test_graph_stats_on_full_spider(spider_dir: Path) -> None:
     result = run("graph", "stats", f"spider:{spider_dir}", "--json")
     data = json.loads(result.stdout)
     assert (data["databases"], data["tables"], data["foreign_key_edges"]) == (166, 876, 742)
+
+
+@pytest.mark.parametrize(
+    ("flags", "message"),
+    [
+        (["--shards", "0"], "shards must be >= 1, got 0"),
+        (["--replicas", "2"], "settings of a Qdrant server store (--store http://...)"),
+        (["--quantize"], "settings of a Qdrant server store"),
+    ],
+)
+def test_server_layout_flags_are_checked_before_building(
+    sample_dir: Path, tmp_path: Path, flags: list[str], message: str
+) -> None:
+    store = tmp_path / "store"
+    result = run(
+        *("index", "build", f"spider:{sample_dir}", "--store", str(store)),
+        *("--embedder", "hashing", "--no-cache", *flags),
+    )
+    assert result.returncode == 2
+    assert message in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+    assert not (store / "builds").exists()
