@@ -29,6 +29,8 @@ from schemarag.settings import Settings
 from tests.api.conftest import EMBEDDER, build_config, wait_until
 
 URL = "http://qdrant.invalid:6333"
+#: the in-memory Qdrant warns that payload indexes (made in server mode) do nothing there
+LOCAL_PAYLOAD_INDEX = pytest.mark.filterwarnings("ignore:Payload indexes have no effect")
 
 
 def point_alias(client: QdrantClient, location: StoreLocation, build_id: str) -> None:
@@ -95,6 +97,7 @@ def fake_server(monkeypatch: pytest.MonkeyPatch) -> QdrantClient:
     return server
 
 
+@LOCAL_PAYLOAD_INDEX
 def test_a_server_retriever_reads_the_build_it_loaded_while_aliases_move(
     fake_server: QdrantClient, tmp_path: Path, catalog: Catalog
 ) -> None:
@@ -133,6 +136,7 @@ def test_a_server_retriever_reads_the_build_it_loaded_while_aliases_move(
     assert not fake_server.collection_exists(location.collection_name(QUESTIONS, first))
 
 
+@LOCAL_PAYLOAD_INDEX
 def test_a_server_layout_reaches_the_collections_qdrant_creates(
     fake_server: QdrantClient,
     tmp_path: Path,

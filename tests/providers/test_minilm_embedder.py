@@ -165,6 +165,22 @@ def test_the_packed_pipeline_gives_sentence_transformers_vectors(embedder):
     np.testing.assert_allclose(lone, reference, atol=1e-6)
 
 
+@pytest.mark.parametrize("packed_weights", [False, True])
+def test_packed_bert_with_and_without_reordered_weights_is_sentence_transformers(
+    embedder, packed_weights
+):
+    import torch
+
+    if packed_weights and not torch.backends.mkldnn.is_available():
+        pytest.skip("torch was built without oneDNN: no reordered weights here")
+    model = minilm_embedder._load(embedder._path, "cpu")
+    reference = model.encode(TEXTS, normalize_embeddings=True, convert_to_numpy=True)
+    module = packed_bert.compile_packed(model, False, packed_weights)
+
+    vectors = packed_bert.encode(module, model.tokenizer, TEXTS, 4, model.max_seq_length)
+    np.testing.assert_allclose(vectors, reference, atol=1e-6)
+
+
 def test_other_pipelines_run_through_sentence_transformers(embedder, monkeypatch):
     packed = embedder.embed_documents(TEXTS)
     monkeypatch.setattr(minilm_embedder, "_PACKED", {})
