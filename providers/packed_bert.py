@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 import torch
 
-__all__ = ["PackedBert", "compile_packed", "encode", "supports"]
+__all__ = ["PackedBert", "compile_packed", "encode", "padded_length", "supports"]
 
 
 def supports(model: Any) -> bool:
@@ -155,6 +155,15 @@ def compile_packed(model: Any, bf16: bool, packed_weights: bool) -> Any:
         return torch.jit.script(PackedBert(model[0].auto_model, bf16, packed_weights).eval())
 
 
+def padded_length(tokens: int) -> int:
+    """`tokens` rounded up to a multiple of 4 (up to 64), 16 (up to 512) or 64. oneDNN keeps
+    kernels and buffers per matrix shape: embedding 3,000 batches of 1 to 32 Spider questions
+    with each batch's exact token count grew a process by 0.97 GB (the padded pipeline before
+    this one grew as much); with these sizes, by 0.14 GB, for 6-9 % more work."""
+    step = 4 if tokens <= 64 else 16 if tokens <= 512 else 64
+    return -(-tokens // step) * step
+
+
 def encode(
     module: Any, tokenizer: Any, texts: Sequence[str], batch_size: int, max_length: int
 ) -> np.ndarray:
@@ -167,11 +176,15 @@ def encode(
         encoded = tokenizer(
             [texts[i].strip() for i in rows], truncation=True, max_length=max_length
         )["input_ids"]
-        ids = torch.tensor([t for text in encoded for t in text])
-        positions = torch.tensor([p for text in encoded for p in range(len(text))])
-        owner = torch.tensor([row for row, text in enumerate(encoded) for _ in text])
+        # filler tokens (a text of their own, dropped) round the length up to a few sizes
+        tokens = sum(len(text) for text in encoded)
+        filler = padded_length(tokens) - tokens
+        ids = torch.tensor([t for text in encoded for t in text] + [0] * filler)
+        positions = torch.tensor([p for text in encoded for p in range(len(text))] + [0] * filler)
+        owner = [row for row, text in enumerate(encoded) for _ in text] + [len(rows)] * filler
         with torch.inference_mode():
-            vectors = module(ids, positions, owner, len(rows)).numpy()
+            vectors = module(ids, positions, torch.tensor(owner), len(rows) + 1).numpy()
+        vectors = vectors[: len(rows)]
         if out is None:
             out = np.zeros((len(texts), vectors.shape[1]), dtype=np.float32)
         out[rows] = vectors

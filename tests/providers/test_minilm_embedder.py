@@ -225,3 +225,13 @@ def test_packing_covers_only_bert_mean_pooling_pipelines(embedder):
 
     assert not packed_bert.supports([Transformer(), Pooling(), Normalize()])
     assert not packed_bert.supports(list(model)[:2])
+
+
+@given(st.integers(1, 100_000))
+def test_padded_lengths_are_few_and_close_above(tokens):
+    padded = packed_bert.padded_length(tokens)
+    step = 4 if tokens <= 64 else 16 if tokens <= 512 else 64
+
+    assert tokens <= padded < tokens + step
+    assert padded % step == 0
+    assert packed_bert.padded_length(padded) == padded
