@@ -6,7 +6,7 @@ each with one keep-alive connection, posting Spider dev questions back to back t
 /v1/retrieve for `--duration` seconds after a `--warmup`. Every answer that is not a 200 with a
 JSON body counts as an error. Reports throughput and p50/p90/p99/max latency (client side), and
 the CPU time per request of the server (all its worker processes, `--workers N`) and of this
-load generator.
+load generator, and the server's resident memory at the end.
 With `--rate R` the clients instead send R requests/s in all on a fixed schedule, and latency
 counts from the scheduled time: the latency below saturation.
 
@@ -151,23 +151,33 @@ def client(
     conn.close()
 
 
-def cpu_seconds(pid: int) -> float | None:
-    """User + system CPU time of a process and of its child processes that are still running
-    (uvicorn's workers), from Linux /proc; None elsewhere. CPU time per request is steadier
-    than latency on a shared machine."""
-    try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    except OSError:
-        return None
-    total = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+def _stats(pid: int) -> list[list[str]]:
+    """/proc stat fields (after the command name) of a process and of its running child
+    processes (uvicorn's workers); empty where there is no Linux /proc."""
+    found = []
     for stat in Path("/proc").glob("[0-9]*/stat"):
         try:
-            child = stat.read_text().rsplit(")", 1)[1].split()
+            fields = stat.read_text().rsplit(")", 1)[1].split()
         except OSError:
             continue
-        if int(child[1]) == pid:  # the parent pid
-            total += (int(child[11]) + int(child[12])) / os.sysconf("SC_CLK_TCK")
-    return total
+        if stat.parent.name == str(pid) or int(fields[1]) == pid:  # itself, or a child
+            found.append(fields)
+    return found
+
+
+def cpu_seconds(pid: int) -> float | None:
+    """User + system CPU time of a process and its child processes, from Linux /proc; None
+    elsewhere. CPU time per request is steadier than latency on a shared machine."""
+    stats = _stats(pid)
+    ticks = sum(int(fields[11]) + int(fields[12]) for fields in stats)
+    return ticks / os.sysconf("SC_CLK_TCK") if stats else None
+
+
+def resident_mb(pid: int) -> int | None:
+    """Resident memory of a process and its child processes, MiB (Linux /proc; else None)."""
+    stats = _stats(pid)
+    pages = sum(int(fields[21]) for fields in stats)
+    return pages * os.sysconf("SC_PAGE_SIZE") // 2**20 if stats else None
 
 
 def summary(samples: list[Sample], seconds: float) -> dict[str, Any]:
@@ -313,6 +323,7 @@ def main() -> int:
                 rebuild["returncode"] = builder.returncode
             time.sleep(0.05)
         cpu_end = cpu_seconds(server.pid)
+        server_mb = resident_mb(server.pid)
         client_cpu = time.process_time() - client_cpu_start
         stop.set()
         for thread in threads:
@@ -352,6 +363,7 @@ def main() -> int:
             "client_cpu_ms_per_request": (
                 round(1000 * client_cpu / len(measured), 2) if measured else None
             ),
+            "server_resident_mb_at_end": server_mb,
             "failures": load.failures[:10],
             "failure_count": len(load.failures),
         }
