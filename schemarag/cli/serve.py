@@ -78,7 +78,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         type=int,
         default=1,
         help="server processes sharing the port, each with its own copy of the index "
-        "(default 1; about one per core)",
+        "(default 1; about one per two cores)",
     )
     parser.set_defaults(func=cmd_serve)
 
