@@ -80,6 +80,13 @@ def test_a_server_without_the_state_folder_says_so(tmp_path: Path) -> None:
         source.open()
 
 
+def template_services() -> BuildServices:
+    runner = make_chain_runner(
+        make_synthesizer("template", None), make_feedback("rule", None), chains=1, iterations=0
+    )
+    return BuildServices(runner, "template", EMBEDDER)
+
+
 class SharedQdrant(QdrantClient):
     """One in-memory Qdrant standing in for a server: every `QdrantClient(url=...)` made in the
     code under test gets it, and closing a client leaves it running."""
@@ -102,13 +109,7 @@ def test_a_server_retriever_reads_the_build_it_loaded_while_aliases_move(
     fake_server: QdrantClient, tmp_path: Path, catalog: Catalog
 ) -> None:
     location = StoreLocation.parse(URL, state_dir=tmp_path / "state")
-    services = BuildServices(
-        make_chain_runner(
-            make_synthesizer("template", None), make_feedback("rule", None), chains=1, iterations=0
-        ),
-        "template",
-        EMBEDDER,
-    )
+    services = template_services()
     config = build_config()
     build_index(catalog, location, services, config)
     first = location.current()
@@ -153,13 +154,7 @@ def test_a_server_layout_reaches_the_collections_qdrant_creates(
     monkeypatch.setattr(fake_server, "create_collection", record)
     location = StoreLocation.parse(URL, state_dir=tmp_path / "state")
     layout = CollectionLayout(shards=6, replicas=2, on_disk=True, quantize=True)
-    services = BuildServices(
-        make_chain_runner(
-            make_synthesizer("template", None), make_feedback("rule", None), chains=1, iterations=0
-        ),
-        "template",
-        EMBEDDER,
-    )
+    services = template_services()
     build_index(catalog, location, services, dataclasses.replace(build_config(), layout=layout))
     build = location.current()
     assert build is not None
@@ -206,13 +201,7 @@ def test_serve_and_reload_against_a_real_server(
         api_key=os.environ.get("QDRANT_API_KEY") or None,
         state_dir=tmp_path / "state",
     )
-    services = BuildServices(
-        make_chain_runner(
-            make_synthesizer("template", None), make_feedback("rule", None), chains=1, iterations=0
-        ),
-        "template",
-        EMBEDDER,
-    )
+    services = template_services()
     build_index(catalog, location, services, build_config())
     first = location.current()
     source = StoreSource(location, make_embedder=make_embedder)
