@@ -30,7 +30,7 @@ from indexer.errors import BuildError
 from indexer.journal import Journal, JournalRecord
 from indexer.knowledge import table_document
 from indexer.report import BuildReport
-from indexer.store import QUESTIONS, TABLES, StoreLocation, copy_build, open_client
+from indexer.store import QUESTIONS, TABLES, StoreLocation, build_lock, copy_build, open_client
 from providers import Embedder
 from schemagraph import (
     Catalog,
@@ -163,17 +163,25 @@ def build_index(
     services: BuildServices,
     config: BuildConfig | None = None,
 ) -> BuildReport:
-    """Build (or bring up to date) the knowledge base of `catalog` at `location`."""
+    """Build (or bring up to date) the knowledge base of `catalog` at `location`, holding the
+    store's build lock (a second build on the same store fails at once, naming the holder)."""
     config = config or BuildConfig()
     if location.embedded and not config.layout.is_default:
         raise BuildError(
             "shards, replicas, on-disk storage and quantization are settings of a Qdrant server "
             "store (--store http://...); an embedded store is one folder per build"
         )
-    started = time.perf_counter()
-    timings: dict[str, float] = {}
     if not len(catalog):
         raise BuildError("the catalog is empty: nothing to index")
+    with build_lock(location):
+        return _build(catalog, location, services, config)
+
+
+def _build(
+    catalog: Catalog, location: StoreLocation, services: BuildServices, config: BuildConfig
+) -> BuildReport:
+    started = time.perf_counter()
+    timings: dict[str, float] = {}
     graph = build_graph(catalog)
     traversals = enumerate_traversals(graph, config.traversal)
     signature = json.dumps(
@@ -235,6 +243,14 @@ def build_index(
         timings["load"] = time.perf_counter() - t0
         stats = list(journal.stats())
         published_keys = sorted((keyed.keys() - set(todo)) | journal.done_keys())
+    except Exception:
+        # A build that stopped on an error before finishing any traversal has nothing to
+        # resume: leave no PENDING behind. (An interrupted or killed build keeps its journal.)
+        if not journal.done_keys():
+            journal.close()
+            shutil.rmtree(location.build_dir(build_id), ignore_errors=True)
+            location.set_pending(None)
+        raise
     finally:
         journal.close()
 
@@ -340,7 +356,8 @@ def _synthesize_all(
             for db_id in {keyed[k].db_id for k in chunk}:
                 sample_of(catalog.database(db_id))  # read once, outside the threads
             results = [(k, recs) for k, recs in pool.map(one, chunk) if recs is not None]
-            texts = [r["question"] for _, recs in results for r in recs]
+            # A record whose question was dropped (a duplicate, say) keeps only its stats.
+            texts = [r["question"] for _, recs in results for r in recs if r.get("question")]
             vectors = services.embedder.embed_documents(texts)
             records: list[JournalRecord] = []
             finished_stats: list[tuple[str, dict[str, Any]]] = []

@@ -11,7 +11,7 @@ from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from schemagraph import Catalog
+from schemagraph import Catalog, counted
 
 
 @dataclass
@@ -113,8 +113,9 @@ class BuildReport:
     def lines(self) -> list[str]:
         if self.up_to_date:
             return [
-                f"index up to date (build {self.build_id}): {self.databases} databases, "
-                f"{self.tables} tables, {self.traversals} traversals, {self.questions} questions",
+                f"index up to date (build {self.build_id}): "
+                f"{counted(self.databases, 'database')}, {counted(self.tables, 'table')}, "
+                f"{counted(self.traversals, 'traversal')}, {counted(self.questions, 'question')}",
                 f"provider calls {self.provider_calls}, cache hits {self.cache_hits}, "
                 f"{self.seconds:.1f} s",
             ]

@@ -14,17 +14,25 @@ Two layouts share one Qdrant API (DESIGN.md: no vector-store abstraction of our 
 
 `PATH/PENDING` (or the state folder's) names a build that started and did not finish: the next
 build resumes it.
+
+One builder at a time: a build holds an exclusive OS lock (`flock`) on `PATH/build.lock` (the
+state folder's, for a server store) from start to end. The kernel drops it when the process
+ends, however it ends, so a killed build never leaves a stale lock; a second build fails at once
+and names the holder.
 """
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import shutil
+import socket
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +40,7 @@ from indexer.errors import StoreError
 
 QUESTIONS = "questions"
 TABLES = "tables"
+LOCK_FILE = "build.lock"
 
 
 @dataclass(frozen=True)
@@ -58,9 +67,14 @@ class StoreLocation:
         state_dir: str | Path = ".schemarag/state",
     ) -> StoreLocation:
         text = str(store)
-        if text.startswith(("http://", "https://")):
-            return StoreLocation(Path(state_dir) / collection, text, api_key, collection)
-        return StoreLocation(Path(text), None, None, collection)
+        url = text if text.startswith(("http://", "https://")) else None
+        root = Path(state_dir) / collection if url else Path(text)
+        existing = next(p for p in (root, *root.parents) if p.exists() or p == Path(p.anchor))
+        if existing.exists() and not existing.is_dir():
+            what = "the server store's state folder" if url else "the store"
+            where = "is a file" if existing == root else f"cannot be made: {existing} is a file"
+            raise StoreError(f"{root}: {what} must be a folder and {where}; pass another path")
+        return StoreLocation(root, url, api_key if url else None, collection)
 
     @property
     def embedded(self) -> bool:
@@ -100,6 +114,16 @@ class StoreLocation:
             raise StoreError(
                 f"{path}: build {build_id} has no manifest; rebuild with --full"
             ) from None
+        except (ValueError, UnicodeDecodeError) as exc:  # JSONDecodeError is a ValueError
+            raise StoreError(
+                f"{path}: the manifest of build {build_id} is damaged ({exc}); "
+                "rebuild with `schemarag index build --full`"
+            ) from None
+        if not isinstance(data, dict):
+            raise StoreError(
+                f"{path}: the manifest of build {build_id} is not a JSON object; "
+                "rebuild with `schemarag index build --full`"
+            )
         return data
 
     def publish(self, build_id: str, client: Any) -> None:
@@ -151,6 +175,49 @@ class StoreLocation:
 
 
 @contextmanager
+def build_lock(location: StoreLocation) -> Iterator[None]:
+    """Hold the store's build lock (see the module docstring) for the body of the block."""
+    location.root.mkdir(parents=True, exist_ok=True)
+    fd = os.open(location.root / LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o644)
+    if (holder := _holder_unless_locked(fd)) is not None:
+        os.close(fd)
+        where = location.url or str(location.root)
+        raise StoreError(
+            f"{where}: another build is running on this store ({holder}); "
+            "wait for it to finish, or stop it"
+        )
+    try:
+        started = datetime.now(UTC).isoformat(timespec="seconds")
+        os.ftruncate(fd, 0)
+        os.write(fd, f"pid {os.getpid()} on {socket.gethostname()}, since {started}".encode())
+        yield
+    finally:
+        os.ftruncate(fd, 0)
+        os.close(fd)
+
+
+def running_build(location: StoreLocation) -> str | None:
+    """Who holds the store's build lock ("pid ... on HOST, since ..."), or None if nobody."""
+    try:
+        fd = os.open(location.root / LOCK_FILE, os.O_RDWR)
+    except FileNotFoundError:
+        return None
+    try:
+        return _holder_unless_locked(fd, shared=True)
+    finally:
+        os.close(fd)
+
+
+def _holder_unless_locked(fd: int, *, shared: bool = False) -> str | None:
+    """Take the lock on `fd` (released on close) and return None, or return its holder."""
+    try:
+        fcntl.flock(fd, (fcntl.LOCK_SH if shared else fcntl.LOCK_EX) | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return os.read(fd, 1000).decode("utf-8", "replace").strip() or "a build starting up"
+    return None
+
+
+@contextmanager
 def open_client(location: StoreLocation, build_id: str) -> Iterator[Any]:
     """A Qdrant client for writing `build_id`: its own folder (embedded) or the server."""
     from qdrant_client import QdrantClient
@@ -197,7 +264,12 @@ def index_status(location: StoreLocation) -> dict[str, Any]:
     """What the store serves, from the served build's manifest (no Qdrant client is opened, so
     this works while a server holds the embedded folder)."""
     where = location.url or str(location.root)
-    status: dict[str, Any] = {"store": where, "build_id": None, "pending": location.pending()}
+    status: dict[str, Any] = {
+        "store": where,
+        "build_id": None,
+        "pending": location.pending(),
+        "running": running_build(location),
+    }
     current = location.current()
     if current is None:
         return status

@@ -7,6 +7,7 @@ for traversal in enumerate_traversals(graph, TraversalConfig(cutoff=3, seed=7)):
     print(create_table_text(db, traversal.tables, sample_database(db)))
 """
 
+from schemagraph.counted import counted
 from schemagraph.errors import CatalogError, SchemaGraphError, SourceError, TraversalError
 from schemagraph.fingerprint import database_fingerprint, table_fingerprint
 from schemagraph.graph import ROOT, GraphStats, build_graph, graph_stats, table_node
@@ -34,6 +35,7 @@ __all__ = [
     "TraversalError",
     "build_graph",
     "compact_text",
+    "counted",
     "create_table_text",
     "database_fingerprint",
     "enumerate_traversals",

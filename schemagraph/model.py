@@ -11,6 +11,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from schemagraph.counted import counted
 from schemagraph.errors import CatalogError
 
 
@@ -124,7 +125,7 @@ class Catalog:
             return self._index[fold(db_id)]
         except KeyError:
             raise CatalogError(
-                f"unknown database {db_id!r}; the catalog has {len(self)} databases "
+                f"unknown database {db_id!r}; the catalog has {counted(len(self), 'database')} "
                 "(list them with `schemarag catalog show`)"
             ) from None
 

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import json
+import sqlite3
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 
 from schemagraph.errors import SourceError
 from schemagraph.model import Catalog, Column, Database, ForeignKey, Table, validate_database
+from schemagraph.readonly import connect_readonly
 
 _REQUIRED = ("db_id", "table_names_original", "column_names_original")
 
@@ -17,7 +20,9 @@ def load_spider(path: str | Path) -> Catalog:
 
     `path` is the file or the folder holding it. SQLite files are looked up next to it under
     `database/<db_id>/<db_id>.sqlite` (Spider and BIRD layouts); databases without one have a
-    schema but no data.
+    schema but no data. A file SQLite cannot read is reported in `Catalog.problems` and its
+    database kept from tables.json alone, as if it had no file: one damaged file must not stop
+    a build of thousands.
     """
     path = Path(path)
     file = path / "tables.json" if path.is_dir() else path
@@ -34,10 +39,14 @@ def load_spider(path: str | Path) -> Catalog:
             f"{file}: expected a JSON list of databases, got {type(entries).__name__}"
         )
     db_dir = file.parent / "database"
-    return Catalog(tuple(_database(entry, i, file, db_dir) for i, entry in enumerate(entries)))
+    problems: list[str] = []
+    databases = tuple(
+        _database(entry, i, file, db_dir, problems) for i, entry in enumerate(entries)
+    )
+    return Catalog(databases, problems=tuple(problems))
 
 
-def _database(entry: Any, position: int, file: Path, db_dir: Path) -> Database:
+def _database(entry: Any, position: int, file: Path, db_dir: Path, problems: list[str]) -> Database:
     where = f"{file}: database #{position}"
     if not isinstance(entry, dict) or any(k not in entry for k in _REQUIRED):
         raise SourceError(f"{where}: missing one of the keys {', '.join(_REQUIRED)}")
@@ -80,9 +89,23 @@ def _database(entry: Any, position: int, file: Path, db_dir: Path) -> Database:
         for table_index, name in enumerate(table_names)
     )
     sqlite = db_dir / db_id / f"{db_id}.sqlite"
-    db = Database(db_id, tables, origin=str(file), path=sqlite if sqlite.exists() else None)
+    data = sqlite if sqlite.exists() else None
+    if data and (problem := _unreadable(data)):
+        problems.append(f"{data}: {problem}; {db_id!r} is kept from {file.name} without data")
+        data = None
+    db = Database(db_id, tables, origin=str(file), path=data)
     validate_database(db)
     return db
+
+
+def _unreadable(sqlite: Path) -> str | None:
+    """Why SQLite cannot read `sqlite` (not a database, damaged, unreadable), or None."""
+    try:
+        with closing(connect_readonly(sqlite)) as conn:
+            conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+    except sqlite3.Error as exc:
+        return f"not a readable SQLite database ({exc})"
+    return None
 
 
 def _flatten(keys: Any) -> list[int]:

@@ -11,16 +11,24 @@ import argparse
 import logging
 import sys
 from collections.abc import Sequence
+from importlib.metadata import PackageNotFoundError, version
 
 from schemarag.cli import ask, bench, catalog, demo, index, retrieve, serve, sql
+from schemarag.cli.common import Parser, UsageError, check_outputs
 from schemarag.errors import USER_ERRORS
+
+CLI_ERRORS: tuple[type[Exception], ...] = (*USER_ERRORS, UsageError)
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="schemarag",
         description="Schema retrieval and text-to-SQL over many databases.",
+        epilog="Exit status: 0 done; 1 the command ran and its answer is negative (no index yet, "
+        "a query refused or failed); 2 bad input or a missing prerequisite (one line on stderr "
+        "names it); 130 interrupted.",
     )
+    parser.add_argument("--version", action="version", version=f"schemarag {_version()}")
     parser.add_argument("-v", "--verbose", action="store_true", help="log at INFO level")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
@@ -37,8 +45,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         format="%(levelname)s %(name)s: %(message)s",
     )
     try:
+        check_outputs(args)
         return int(args.func(args) or 0)
-    except USER_ERRORS as exc:
+    except CLI_ERRORS as exc:
         print(f"schemarag: error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
@@ -46,3 +55,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return 0
+
+
+def _version() -> str:
+    try:
+        return version("schemarag")
+    except PackageNotFoundError:  # running from a checkout that was never installed
+        return "unknown"

@@ -11,6 +11,7 @@ from pathlib import Path
 from retriever import DATASETS, BenchmarkDataError, Retriever, load_dataset, load_files
 from retriever.bench import ensure_index, plot_recall, pool_key, run_recall, table_lines
 from schemarag.cli.bench_generation import register_bench_commands
+from schemarag.cli.common import add_output
 from schemarag.cli.retrieve import make_query_embedder
 from schemarag.settings import Settings
 
@@ -38,8 +39,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     recall.add_argument("--embedder", default="minilm", help="embedder spec (default minilm)")
     recall.add_argument("--limit", type=int, default=None, help="evaluate the first N questions")
-    recall.add_argument("--json", type=Path, metavar="OUT", help="write the report as JSON")
-    recall.add_argument("--plot", type=Path, metavar="OUT.png", help="write recall@k curves")
+    add_output(recall, "--json", metavar="OUT", help="write the report as JSON")
+    add_output(recall, "--plot", metavar="OUT.png", help="write recall@k curves")
     recall.set_defaults(func=cmd_recall)
 
 

@@ -23,6 +23,7 @@ from generator.bench_gold import SAMPLE_QUESTIONS
 from generator.errors import GeneratorConfigError
 from schemagraph import load_spider
 from schemarag.cli.ask import add_generation_options, generation_config, make_models
+from schemarag.cli.common import add_output
 from schemarag.samples import SPIDER_SAMPLE
 from schemarag.settings import Settings
 
@@ -34,7 +35,7 @@ def register_bench_commands(bench_sub: argparse._SubParsersAction) -> None:
     )
     ac.add_argument("--trials", type=int, default=5000, help="trials per grid point")
     ac.add_argument("--seed", type=int, default=0)
-    ac.add_argument("--json", type=Path, metavar="OUT", help="write the report as JSON")
+    add_output(ac, "--json", metavar="OUT", help="write the report as JSON")
     ac.set_defaults(func=cmd_actor_critic)
 
     voting = bench_sub.add_parser(
@@ -45,7 +46,7 @@ def register_bench_commands(bench_sub: argparse._SubParsersAction) -> None:
     voting.add_argument("--seed", type=int, default=0)
     voting.add_argument("--critic-accuracy", type=float, default=0.7)
     voting.add_argument("--oracle-accuracy", type=float, default=0.8)
-    voting.add_argument("--json", type=Path, metavar="OUT", help="write the report as JSON")
+    add_output(voting, "--json", metavar="OUT", help="write the report as JSON")
     voting.set_defaults(func=cmd_voting)
 
     ex = bench_sub.add_parser("ex", help="end-to-end execution accuracy (needs an LLM)")
@@ -62,7 +63,7 @@ def register_bench_commands(bench_sub: argparse._SubParsersAction) -> None:
     ex.add_argument("--collection", default="schemarag", help=argparse.SUPPRESS)
     ex.add_argument("--embedder", default=None, help="query embedder spec for retrieval")
     ex.add_argument("--limit", type=int, default=None, help="first N questions")
-    ex.add_argument("--json", type=Path, metavar="OUT", help="write the report as JSON")
+    add_output(ex, "--json", metavar="OUT", help="write the report as JSON")
     add_generation_options(ex)
     ex.set_defaults(func=cmd_ex)
 

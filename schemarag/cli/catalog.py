@@ -13,6 +13,7 @@ from schemagraph import (
     TraversalError,
     build_graph,
     compact_text,
+    counted,
     create_table_text,
     enumerate_traversals,
     graph_stats,
@@ -94,7 +95,7 @@ def cmd_show(args: argparse.Namespace) -> int:
         return 0
     for db in dbs:
         data = f", data {db.path}" if db.path else ", no data"
-        print(f"{db.id}  ({len(db.tables)} tables{data})")
+        print(f"{db.id}  ({counted(len(db.tables), 'table')}{data})")
         for table in db.tables:
             cols = ", ".join(
                 f"{c.name}{'*' if c.primary_key else ''} {c.type}".rstrip() for c in table.columns
@@ -104,11 +105,13 @@ def cmd_show(args: argparse.Namespace) -> int:
                 src, ref = ", ".join(fk.columns), ", ".join(fk.ref_columns)
                 print(f"    FK ({src}) -> {fk.ref_table}({ref})")
     fks = sum(1 for db in dbs for _ in db.foreign_keys)
-    print(
-        f"{len(dbs)} databases, {sum(len(db.tables) for db in dbs)} tables, "
-        f"{sum(len(t.columns) for db in dbs for t in db.tables)} columns, {fks} foreign keys; "
-        f"{len(catalog.problems)} skipped"
-    )
+    counts = [
+        counted(len(dbs), "database"),
+        counted(sum(len(db.tables) for db in dbs), "table"),
+        counted(sum(len(t.columns) for db in dbs for t in db.tables), "column"),
+        counted(fks, "foreign key"),
+    ]
+    print(f"{', '.join(counts)}; {counted(len(catalog.problems), 'problem')} reported")
     return 0
 
 

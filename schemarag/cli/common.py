@@ -4,10 +4,87 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
-from typing import Any
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, NoReturn
 
-from schemagraph import Catalog, TraversalConfig, load_catalog
+from generator.service import MAX_QUESTION_CHARS
+from schemagraph import Catalog, TraversalConfig, counted, load_catalog
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse with usage mistakes on one line (exit status 2), like every other user error."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
+def question_text(value: str) -> str:
+    """An argparse type: a question that is UTF-8 text, not blank, and not too long.
+
+    Bytes that are not UTF-8 reach Python as lone surrogates (PEP 383); they are refused here,
+    before any model or index is loaded, rather than deep inside a tokenizer."""
+    bad = next((i for i, ch in enumerate(value) if "\udc80" <= ch <= "\udcff"), None)
+    if bad is not None:
+        byte = ord(value[bad]) - 0xDC00
+        raise argparse.ArgumentTypeError(
+            f"not UTF-8 text (byte 0x{byte:02x} at position {bad}); pass the question as UTF-8"
+        )
+    if not value.strip():
+        raise argparse.ArgumentTypeError("the question is empty")
+    if len(value) > MAX_QUESTION_CHARS:
+        raise argparse.ArgumentTypeError(
+            f"the question has {len(value):,} characters; at most {MAX_QUESTION_CHARS:,} are read"
+        )
+    return value
+
+
+def at_least(minimum: int) -> Callable[[str], int]:
+    """An argparse type: an integer >= `minimum`."""
+
+    def parse(value: str) -> int:
+        try:
+            number = int(value)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{value!r} is not a whole number") from None
+        if number < minimum:
+            raise argparse.ArgumentTypeError(f"must be at least {minimum}, got {number}")
+        return number
+
+    return parse
+
+
+class UsageError(Exception):
+    """A command-line argument that cannot be used (printed as one line, exit status 2)."""
+
+
+def add_output(parser: argparse.ArgumentParser, flag: str, **options: Any) -> None:
+    """Add `flag`, naming a file the command writes. `check_outputs` (called by `main` before
+    the command runs) makes sure it can be written, so no work is lost to a bad path."""
+    action = parser.add_argument(flag, type=Path, **options)
+    outputs = parser.get_default("outputs") or ()
+    parser.set_defaults(outputs=(*outputs, (action.dest, flag)))
+
+
+def check_outputs(args: argparse.Namespace) -> None:
+    for dest, flag in getattr(args, "outputs", ()):
+        path = getattr(args, dest)
+        if path is not None and (problem := _unwritable(path)):
+            raise UsageError(f"argument {flag}: {problem}")
+
+
+def _unwritable(path: Path) -> str | None:
+    if path.is_dir():
+        return f"{path} is a folder; name a file to write"
+    if not path.parent.is_dir():
+        return f"{path}: the folder {path.parent} does not exist"
+    if not os.access(path.parent, os.W_OK | os.X_OK) or (
+        path.exists() and not os.access(path, os.W_OK)
+    ):
+        return f"{path}: not writable"
+    return None
 
 
 def add_sources(parser: argparse.ArgumentParser) -> None:
@@ -26,7 +103,7 @@ def load(sources: list[str]) -> Catalog:
         print(f"schemarag: warning: {problem}", file=sys.stderr)
     if catalog.problems:
         print(
-            f"schemarag: {len(catalog.problems)} item(s) skipped while loading; see above",
+            f"schemarag: {counted(len(catalog.problems), 'problem')} while loading; see above",
             file=sys.stderr,
         )
     return catalog

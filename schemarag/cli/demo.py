@@ -10,6 +10,10 @@ set it runs too, otherwise the demo says which settings to provide.
 from __future__ import annotations
 
 import argparse
+import os
+import shlex
+import shutil
+import sys
 from pathlib import Path
 
 from indexer import (
@@ -27,6 +31,7 @@ from retriever import Retriever
 from schemagraph import (
     TraversalConfig,
     build_graph,
+    counted,
     create_table_text,
     enumerate_traversals,
     graph_stats,
@@ -34,7 +39,7 @@ from schemagraph import (
 )
 from schemarag.cli.common import load
 from schemarag.cli.retrieve import cached, make_query_embedder
-from schemarag.samples import SAMPLE_SOURCE
+from schemarag.samples import SAMPLE_SOURCE, SPIDER_SAMPLE
 from schemarag.settings import Settings
 
 QUESTIONS = (
@@ -55,13 +60,14 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def cmd_demo(args: argparse.Namespace) -> int:
     settings = Settings.from_env()
+    location = StoreLocation.parse(args.store)  # a bad --store stops the demo before any work
     print(f"== 1. Loading the bundled sample schemas ({SAMPLE_SOURCE})")
     catalog = load([SAMPLE_SOURCE])
     graph = build_graph(catalog)
     stats = graph_stats(graph)
     print(
-        f"{stats.databases} databases, {stats.tables} tables, "
-        f"{stats.foreign_key_edges} foreign-key edges"
+        f"{counted(stats.databases, 'database')}, {counted(stats.tables, 'table')}, "
+        f"{counted(stats.foreign_key_edges, 'foreign-key edge')}"
     )
     config = TraversalConfig(seed=0)
     traversals = enumerate_traversals(graph, config)
@@ -73,7 +79,6 @@ def cmd_demo(args: argparse.Namespace) -> int:
         print(create_table_text(db, traversal.tables, sample_database(db, seed=config.seed)))
 
     print(f"\n== 2. Building the knowledge base at {args.store} (offline: templates + ICRL)")
-    location = StoreLocation.parse(args.store)
     build = BuildConfig(traversal=config)
     runner = make_chain_runner(
         make_synthesizer("template", None),
@@ -112,13 +117,47 @@ def cmd_demo(args: argparse.Namespace) -> int:
             if result.examples:
                 print(f"   nearest synthetic example: {result.examples[0].question}")
 
+    me, store = _invocation(), shlex.quote(_relative(args.store))
     print("\n== 4. SQL generation")
     if settings.llm_spec is None:
         print(
             "skipped: generation needs a language model. Set SCHEMARAG_LLM=anthropic:MODEL with "
             "ANTHROPIC_API_KEY, or SCHEMARAG_LLM=openai:MODEL with SCHEMARAG_OPENAI_BASE_URL for "
-            'a local server, then: schemarag ask "QUESTION" --execute'
+            f'a local server, then: {me} ask "QUESTION" --store {store} --execute'
         )
     else:
-        print(f'run: schemarag ask "{QUESTIONS[0]}" --store {args.store} --execute')
+        print(f'run: {me} ask "{QUESTIONS[0]}" --store {store} --execute')
+
+    print("\n== Next: query what the demo built")
+    for command in try_commands(me, store, shlex.quote(_relative(SPIDER_SAMPLE))):
+        print(f"  {command}")
     return 0
+
+
+def try_commands(me: str, store: str, sample: str) -> list[str]:
+    """Commands that query the demo's store and sample (the README's first examples)."""
+    db = f"{sample}/database/concert_singer/concert_singer.sqlite"
+    return [
+        f'{me} retrieve "Which singers are from France?" --store {store}',
+        f"{me} catalog show spider:{sample} --db concert_singer",
+        f"{me} sql run --db {db} \"SELECT Name, Country FROM singer WHERE Country = 'France'\"",
+    ]
+
+
+def _invocation() -> str:
+    """How to call this schemarag from the user's shell: its name if PATH finds this one,
+    else its path (`.venv/bin/schemarag` after `make demo`)."""
+    script = Path(sys.executable).parent / "schemarag"
+    found = shutil.which("schemarag")
+    if found and Path(found).resolve() == script.resolve():
+        return "schemarag"
+    return shlex.quote(_relative(script)) if script.exists() else f"{sys.executable} -m schemarag"
+
+
+def _relative(path: Path) -> str:
+    """`path` relative to the working folder when it lies below it, else absolute."""
+    absolute = Path(os.path.abspath(path))
+    try:
+        return str(absolute.relative_to(Path.cwd()))
+    except ValueError:
+        return str(absolute)

@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from pathlib import Path
 from typing import Any
 
 from indexer import (
@@ -23,6 +22,7 @@ from indexer.batching import make_batching
 from indexer.metered import CallCounter, CountingEmbedder, CountingLLM, MeteredLLM
 from providers import LLM, CachedEmbedder, CachedLLM, Embedder, ProviderCache, UsageMeter
 from schemarag.cli.common import (
+    add_output,
     add_sources,
     add_traversal_options,
     load,
@@ -63,7 +63,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     build.add_argument("--no-execute", action="store_true", help="validate SQL without running it")
     build.add_argument("--no-cache", action="store_true", help="do not use the provider cache")
-    build.add_argument("--report", type=Path, metavar="OUT.json", help="write the build report")
+    add_output(build, "--report", metavar="OUT.json", help="write the build report")
     layout = build.add_argument_group(
         "Qdrant server layout", "how a server store holds the collections (docs/OPERATIONS.md)"
     )
@@ -165,8 +165,17 @@ def cmd_status(args: argparse.Namespace) -> int:
     if args.json:
         print_json(status)
         return 0
+    pending = None
+    if status.get("running"):
+        pending = f"building     {status['pending']} now ({status['running']})"
+    elif status.get("pending"):
+        pending = (
+            f"pending      {status['pending']} (an interrupted build; the next build resumes it)"
+        )
     if not status.get("build_id"):
         print(f"no index at {status['store']}: build one with `schemarag index build SOURCE...`")
+        if pending:
+            print(pending)
         return 1
     print(f"store        {status['store']}")
     print(f"build        {status['build_id']} (created {status['created_at']})")
@@ -174,8 +183,8 @@ def cmd_status(args: argparse.Namespace) -> int:
     print(f"questions    {status['questions']}")
     print(f"embedder     {status['embedder']} ({status['dim']} dims)")
     print(f"synthesizer  {status['synthesizer']}")
-    if status.get("pending"):
-        print(f"pending      {status['pending']} (an interrupted build; the next build resumes it)")
+    if pending:
+        print(pending)
     return 0
 
 

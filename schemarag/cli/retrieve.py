@@ -8,17 +8,19 @@ from typing import Any
 from indexer import StoreLocation
 from providers import CachedEmbedder, Embedder, ProviderCache
 from retriever import ABSTAIN_THRESHOLD, RetrievalResult, Retriever, StoreNotReadyError
-from schemarag.cli.common import print_json
+from schemarag.cli.common import at_least, print_json, question_text
 from schemarag.settings import Settings
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     parser = sub.add_parser("retrieve", help="rank the databases and tables for a question")
-    parser.add_argument("question", help="the question, in quotes")
+    parser.add_argument("question", type=question_text, help="the question, in quotes")
     add_retriever_options(parser)
-    parser.add_argument("--top-databases", type=int, default=5, help="databases to show")
-    parser.add_argument("--top-tables", type=int, default=10, help="tables per database")
-    parser.add_argument("--examples", type=int, default=3, help="few-shot examples to return")
+    parser.add_argument("--top-databases", type=at_least(1), default=5, help="databases to show")
+    parser.add_argument("--top-tables", type=at_least(1), default=10, help="tables per database")
+    parser.add_argument(
+        "--examples", type=at_least(0), default=3, help="few-shot examples to return"
+    )
     parser.add_argument(
         "--pool", default=None, metavar="LLM", help="LLM spec for schema pooling (off by default)"
     )

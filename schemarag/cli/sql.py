@@ -27,7 +27,7 @@ from schemagraph.sql import (
     hardness_counts,
     tables_in_sql,
 )
-from schemarag.cli.common import print_json
+from schemarag.cli.common import add_output, print_json
 
 MAX_CELL_CHARS = 60
 GOLD_ERRORS_SHOWN = 10
@@ -90,7 +90,7 @@ def _register_eval(sql_sub: argparse._SubParsersAction) -> None:
         default=defaults.mode.value,
         help="result comparison: spider test-suite (default), bird sets, relaxed columns",
     )
-    ev.add_argument("--json", metavar="OUT", help="also write the JSON report to OUT")
+    add_output(ev, "--json", metavar="OUT", help="also write the JSON report to OUT")
     ev.add_argument(
         "--timeout",
         type=float,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -12,15 +13,27 @@ import pytest
 
 from schemarag.cli import main
 
+REPO = Path(__file__).resolve().parents[2]
 
-def run(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+
+def run(
+    *args: str, env: dict[str, str] | None = None, cwd: Path | None = None
+) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "schemarag", *args],
         capture_output=True,
         text=True,
         timeout=300,
         env={**os.environ, **(env or {})},
+        cwd=cwd,
     )
+
+
+def readme_first_commands() -> list[list[str]]:
+    """The README's first shell block after `make demo`, one argv per line."""
+    text = (REPO / "README.md").read_text(encoding="utf-8")
+    block = text.split("does not put `schemarag` on your PATH", 1)[1].split("```sh\n", 1)[1]
+    return [shlex.split(line) for line in block.split("```", 1)[0].splitlines()]
 
 
 def test_catalog_show_lists_tables_columns_and_keys(
@@ -31,7 +44,9 @@ def test_catalog_show_lists_tables_columns_and_keys(
     assert "pets_1  (3 tables" in out
     assert "Pets: PetID* number, PetType text, pet_age number, weight number" in out
     assert "FK (PetID) -> Pets(PetID)" in out
-    assert out.strip().endswith("1 databases, 3 tables, 14 columns, 2 foreign keys; 0 skipped")
+    assert out.strip().endswith(
+        "1 database, 3 tables, 14 columns, 2 foreign keys; 0 problems reported"
+    )
 
 
 def test_catalog_show_json(sample_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -99,26 +114,52 @@ def test_skipped_ddl_table_is_reported_in_the_summary(tmp_path: Path) -> None:
     result = run("catalog", "show", f"ddl[postgres]:{ddl}")
     assert result.returncode == 0
     assert "db.sql:2: statement skipped" in result.stderr
-    assert "1 item(s) skipped" in result.stderr
-    assert "1 skipped" in result.stdout
+    assert "1 problem while loading" in result.stderr
+    assert "1 problem reported" in result.stdout
 
 
 def test_demo_builds_the_sample_index_and_is_incremental_on_rerun(tmp_path: Path) -> None:
+    """Run from a folder laid out like the repository (`schemarag/` beside it), as `make demo`
+    does; then the README's first commands work verbatim, and so do those the demo prints."""
+    (tmp_path / "schemarag").symlink_to(REPO / "schemarag")
     env = {
         "SCHEMARAG_EMBEDDER": "hashing",
         "SCHEMARAG_CACHE": str(tmp_path / "cache.sqlite"),
         "SCHEMARAG_LLM": "",
     }
-    result = run("demo", "--store", str(tmp_path / "kb"), env=env)
+    result = run("demo", env=env, cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     assert "8 databases, 53 tables" in result.stdout
     assert result.stdout.count("-- traversal") == 2
     assert "questions in index" in result.stdout
     assert "-> pets_1" in result.stdout and "-> concert_singer" in result.stdout
     assert "generation needs a language model" in result.stdout
-    again = run("demo", "--store", str(tmp_path / "kb"), env=env)
+    again = run("demo", env=env, cwd=tmp_path)
     assert again.returncode == 0, again.stderr
     assert "index up to date" in again.stdout
+
+    commands = readme_first_commands()
+    assert [argv[0] for argv in commands] == [".venv/bin/schemarag"] * 3
+    outputs = []
+    for argv in commands:
+        step = run(*argv[1:], env=env, cwd=tmp_path)
+        assert step.returncode == 0, (argv, step.stderr)
+        outputs.append(step.stdout)
+    assert outputs[0].splitlines()[1].startswith("1. concert_singer")
+    assert "Justin Brown" in outputs[2]
+    printed = result.stdout.split("== Next: query what the demo built\n", 1)[1].splitlines()
+    assert len(printed) == 3
+    for line in printed:
+        step = subprocess.run(
+            line,
+            shell=True,
+            capture_output=True,
+            text=True,
+            timeout=300,
+            cwd=tmp_path,
+            env={**os.environ, **env},
+        )
+        assert step.returncode == 0, (line, step.stderr)
 
 
 @pytest.mark.spider
