@@ -1,8 +1,9 @@
 """Stable sha256 fingerprints of tables and databases over their canonical schema.
 
-A fingerprint changes when a table's name, columns (name, type, primary key) or foreign keys
-change, and not when the order of foreign keys or the case of names does; later builds compare
-them to tell what is new, changed or gone.
+A fingerprint changes when a table's name, columns (name, type, primary key), foreign keys or
+documentation (table and column descriptions) change, and not when the order of foreign keys or
+the case of names does; later builds compare them to tell what is new, changed or gone. A table
+without descriptions keeps the fingerprint it had before descriptions existed.
 """
 
 from __future__ import annotations
@@ -14,7 +15,12 @@ from schemagraph.model import Database, Table, fold
 
 
 def _canonical_table(table: Table) -> dict[str, object]:
+    described = {fold(c.name): c.description for c in table.columns if c.description}
+    documentation = (
+        {"documentation": [table.description, described]} if table.description or described else {}
+    )
     return {
+        **documentation,
         "name": fold(table.name),
         "columns": [[fold(c.name), c.type.casefold(), c.primary_key] for c in table.columns],
         "foreign_keys": sorted(

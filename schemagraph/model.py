@@ -22,9 +22,13 @@ def fold(name: str) -> str:
 
 @dataclass(frozen=True)
 class Column:
+    """`description`: what the column means, from documentation (a database comment, a data
+    dictionary, dbt docs), or "" when nobody wrote one."""
+
     name: str
     type: str = ""
     primary_key: bool = False
+    description: str = ""
 
 
 @dataclass(frozen=True)
@@ -39,9 +43,12 @@ class ForeignKey:
 
 @dataclass(frozen=True)
 class Table:
+    """`description`: what the table holds, from documentation, or ""."""
+
     name: str
     columns: tuple[Column, ...]
     foreign_keys: tuple[ForeignKey, ...] = ()
+    description: str = ""
 
     @property
     def primary_key(self) -> tuple[str, ...]:
@@ -61,13 +68,17 @@ class Table:
 
 @dataclass(frozen=True)
 class Database:
-    """One database. `origin` says where it was read from (for error messages); `path` is the
-    SQLite file holding its data, when there is one."""
+    """One database. `origin` says where it was read from (for error messages, never holding a
+    password); `path` is the SQLite file holding its data, when there is one; `url` is the
+    SQLAlchemy URL of a live server holding it (with its credentials: never print it) and
+    `schema` the server schema it maps to, for live sources."""
 
     id: str
     tables: tuple[Table, ...]
     origin: str = ""
     path: Path | None = None
+    url: str | None = field(default=None, repr=False)
+    schema: str | None = None
 
     def table(self, name: str) -> Table:
         key = fold(name)

@@ -112,6 +112,21 @@ def test_fingerprints_change_with_schema_not_with_case_or_key_order(sample_dir: 
     assert database_fingerprint(changed_db) != database_fingerprint(db)
 
 
+def test_fingerprints_follow_documentation_and_keep_their_value_without_it(
+    sample_dir: Path,
+) -> None:
+    table = load_spider(sample_dir).database("pets_1").table("Pets")
+    base = table_fingerprint(table)
+    # the value a table had before descriptions existed (stores built then stay up to date)
+    assert base == "c49733bd88bfb43e306008b0596ba5108e1c13d94c73206430d877e79bdcdd4e"
+    described = replace(table, description="pets of the students")
+    assert table_fingerprint(described) != base
+    column = replace(table.columns[1], description="kind of animal")
+    with_column = replace(table, columns=(table.columns[0], column, *table.columns[2:]))
+    assert table_fingerprint(with_column) not in (base, table_fingerprint(described))
+    assert table_fingerprint(replace(with_column, name="PETS")) == table_fingerprint(with_column)
+
+
 def test_adding_a_column_to_a_sqlite_file_changes_only_that_table(sample_copy: Path) -> None:
     path = sample_copy / "database" / "pets_1" / "pets_1.sqlite"
     (before,) = load_sqlite(path)
