@@ -6,7 +6,8 @@
 Modules:
 
 - `app`         `create_app`, from explicit dependencies (settings, index source, options);
-- `routes`      /v1/retrieve, /v1/generate, /v1/index, /healthz, /readyz, /metrics;
+- `routes`      /v1/retrieve, /v1/generate, /v1/index, /healthz, /readyz (GET and HEAD),
+                /metrics; /docs, /redoc and /openapi.json come from `app` (public, offline);
 - `models`      request and response bodies, with the input limits;
 - `errors`      the one error body and the handlers that produce it;
 - `middleware`  request id, access log, metrics (`Observe`); API key and body size (`Guard`);
@@ -21,11 +22,15 @@ Errors answered (all `{"error": {"code", "message", "field"}}`)::
 
     401 unauthorized          missing, malformed or wrong bearer key
     404 not_found, 405 method_not_allowed
-    422 invalid_request       a field out of its limits (named in `field`)
+    408 request_timeout       the body did not arrive within ApiOptions.body_timeout_s (field
+                              "body"; a Content-Length larger than the body sent)
+    422 invalid_request       a field out of its limits (named in `field`), or a body that is
+                              not JSON, saying why (field "body")
     422 body_too_large        the body is over ApiOptions.max_body_bytes (field "body")
     501 not_configured        pooling or generation asked for and not configured
     502 upstream_error        a language model call failed
-    503 not_ready             no build loaded yet (Retry-After)
+    503 not_ready             no build loaded yet (Retry-After): loading which build, failed
+                              with what, store unreachable, or empty
     503 store_unavailable     the Qdrant server cannot be reached
     500 internal_error        a bug; logged with its traceback, details not sent
 """

@@ -6,22 +6,29 @@
 Nothing here reads the environment or opens a store by itself: the caller (`schemarag serve`,
 or a test) passes the settings, the index source and the options. The index loads on a
 background thread when the app starts (its lifespan), so liveness answers at once.
+
+The documentation pages (`/docs`, Swagger UI; `/redoc`) load their scripts and styles from the
+package (`fastapi-offline` carries them), under `/docs/assets`: they work with no network, and
+like `/openapi.json` they need no API key (they hold no data). With a key configured, the
+schema declares it as an HTTP bearer scheme, so Swagger UI's "Authorize" button sends it.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
+from typing import Any
 
 from fastapi import FastAPI
+from fastapi_offline import FastAPIOffline
 
 from providers import LLM
 from schemarag.api.batching import RetrievalBatcher
 from schemarag.api.errors import install_error_handlers
 from schemarag.api.generation import Generation
 from schemarag.api.metrics import Registry
-from schemarag.api.middleware import Guard, Observe
+from schemarag.api.middleware import DOCS_ASSETS, Guard, Observe, is_open
 from schemarag.api.options import ApiOptions
 from schemarag.api.routes import install_routes
 from schemarag.api.served import IndexSource, ServedIndex
@@ -35,8 +42,9 @@ DESCRIPTION = """\
 Finds the databases and tables a natural-language question is about, across every database
 in the knowledge base, and (when configured) generates the SQL.
 
-When the server has an API key (`SCHEMARAG_API_KEY`), every route except `/healthz` and
-`/readyz` needs the header `Authorization: Bearer KEY`. Errors always have the body
+When the server has an API key (`SCHEMARAG_API_KEY`), every route except `/healthz`,
+`/readyz` and the documentation (`/docs`, `/redoc`, `/openapi.json`) needs the header
+`Authorization: Bearer KEY` (here: the "Authorize" button). Errors always have the body
 `{"error": {"code", "message", "field"}}`.
 """
 
@@ -74,16 +82,26 @@ def create_app(
             served.stop()
             source.close()
 
-    app = FastAPI(
+    app = FastAPIOffline(
         title="schemarag",
         version="1",
         description=DESCRIPTION,
         lifespan=lifespan,
+        static_url=DOCS_ASSETS,
+        # no call to validator.swagger.io: the page makes no request outside this server
+        swagger_ui_parameters={"validatorUrl": None},
     )
+    if settings.api_key:
+        app.openapi = _with_bearer_scheme(app.openapi)  # type: ignore[method-assign]
     install_error_handlers(app)
     install_routes(app, served, generation, registry, batcher)
     # add_middleware wraps what is there, so the last added is the outermost.
-    app.add_middleware(Guard, api_key=settings.api_key, max_body_bytes=options.max_body_bytes)
+    app.add_middleware(
+        Guard,
+        api_key=settings.api_key,
+        max_body_bytes=options.max_body_bytes,
+        body_timeout_s=options.body_timeout_s,
+    )
     app.add_middleware(
         Observe,
         routes=lambda: app.router.routes,
@@ -94,3 +112,27 @@ def create_app(
     app.state.registry = registry
     app.state.options = options
     return app
+
+
+def _with_bearer_scheme(generate: Callable[[], dict[str, Any]]) -> Callable[[], dict[str, Any]]:
+    """`generate` (FastAPI's schema, made once and cached), with the API key declared as an
+    HTTP bearer scheme that every operation but the open ones requires."""
+    done: list[dict[str, Any]] = []
+
+    def openapi() -> dict[str, Any]:
+        if not done:
+            schema = generate()
+            schemes = schema.setdefault("components", {}).setdefault("securitySchemes", {})
+            schemes["apiKey"] = {
+                "type": "http",
+                "scheme": "bearer",
+                "description": "the server's API key (SCHEMARAG_API_KEY)",
+            }
+            for path, operations in schema.get("paths", {}).items():
+                if not is_open(path):
+                    for operation in operations.values():
+                        operation["security"] = [{"apiKey": []}]
+            done.append(schema)
+        return done[0]
+
+    return openapi

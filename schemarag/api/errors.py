@@ -38,6 +38,7 @@ STATUS_CODES: Mapping[int, str] = {
     404: "not_found",
     405: "method_not_allowed",
     406: "not_acceptable",
+    408: "request_timeout",
     413: "body_too_large",
     415: "unsupported_media_type",
     422: "invalid_request",
@@ -105,8 +106,11 @@ async def send_error(
     await send({"type": "http.response.body", "body": body})
 
 
-def validation_details(errors: Iterable[Mapping[str, Any]]) -> tuple[str | None, str]:
-    """The first invalid field and a message naming every problem, from pydantic errors."""
+def validation_details(
+    errors: Iterable[Mapping[str, Any]], body: Any = None
+) -> tuple[str | None, str]:
+    """The first invalid field and a message naming every problem, from pydantic errors.
+    `body`: the request body as text, which a JSON syntax error is located in."""
     parts: list[str] = []
     first: str | None = None
     for error in errors:
@@ -124,8 +128,41 @@ def validation_details(errors: Iterable[Mapping[str, Any]]) -> tuple[str | None,
             message = "field required"
         elif field == "body" and error.get("type") in ("model_attributes_type", "dict_type"):
             message = "expected a JSON object (Content-Type: application/json)"
+        elif error.get("type") == "json_invalid":
+            message = _json_syntax(error, body)
         parts.append(f"{field}: {message}")
     return first, "; ".join(parts) or "invalid request"
+
+
+def _json_syntax(error: Mapping[str, Any], body: Any) -> str:
+    """Where and what the JSON syntax error is; when the text stops before the JSON does, say
+    so: a Content-Length shorter than the body cuts it there."""
+    reason = str((error.get("ctx") or {}).get("error") or "invalid JSON")
+    loc = error.get("loc", ())
+    position = loc[-1] if loc and isinstance(loc[-1], int) else None
+    message = f"not valid JSON: {reason}"
+    if position is not None:  # "Expecting value", "Unterminated string starting at", ...
+        message += f"{'' if reason.endswith(' at') else ' at'} character {position}"
+    if isinstance(body, str) and (
+        (position is not None and position >= len(body.rstrip())) or "Unterminated" in reason
+    ):
+        message += (
+            f"; the body ends before the JSON does ({len(body)} characters: does "
+            "Content-Length count every byte?)"
+        )
+    return message
+
+
+def unreadable_body(cause: BaseException | None) -> str:
+    """Why a body could not be read as JSON at all, from the exception FastAPI wrapped."""
+    if isinstance(cause, RecursionError):
+        return (
+            "body: the JSON is nested too deeply to read; request bodies here are one object "
+            "of strings, numbers, booleans and lists of strings"
+        )
+    if isinstance(cause, UnicodeDecodeError):
+        return f"body: not UTF-8 text ({cause.reason} at byte {cause.start}); send UTF-8 JSON"
+    return "body: the request body cannot be parsed; send UTF-8 JSON"
 
 
 def install_error_handlers(app: FastAPI) -> None:
@@ -138,12 +175,7 @@ def install_error_handlers(app: FastAPI) -> None:
     async def http_error(request: Request, exc: Exception) -> JSONResponse:
         assert isinstance(exc, StarletteHTTPException)
         if exc.status_code == 400:  # FastAPI could not read the body (not UTF-8, say)
-            return error_response(
-                422,
-                "invalid_request",
-                "body: the request body cannot be parsed; send UTF-8 JSON",
-                "body",
-            )
+            return error_response(422, "invalid_request", unreadable_body(exc.__cause__), "body")
         code = STATUS_CODES.get(exc.status_code, "error")
         detail = exc.detail if isinstance(exc.detail, str) else code.replace("_", " ")
         if exc.status_code == 404:
@@ -154,7 +186,7 @@ def install_error_handlers(app: FastAPI) -> None:
 
     async def invalid(request: Request, exc: Exception) -> JSONResponse:
         assert isinstance(exc, RequestValidationError)
-        field, message = validation_details(exc.errors())
+        field, message = validation_details(exc.errors(), exc.body)
         return error_response(422, "invalid_request", message, field)
 
     async def crashed(request: Request, exc: Exception) -> JSONResponse:

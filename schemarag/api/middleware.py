@@ -7,6 +7,7 @@ still logged and counted, and an exception that escapes the app becomes the stan
 
 from __future__ import annotations
 
+import asyncio
 import hmac
 import json
 import logging
@@ -22,7 +23,7 @@ from starlette.routing import BaseRoute, Match
 from schemarag.api.errors import send_error
 from schemarag.api.metrics import Registry
 
-__all__ = ["OPEN_PATHS", "Guard", "Observe"]
+__all__ = ["DOCS_ASSETS", "OPEN_PATHS", "Guard", "Observe", "is_open"]
 
 access_log = logging.getLogger("schemarag.api.access")
 log = logging.getLogger(__name__)
@@ -33,8 +34,20 @@ Receive = Callable[[], Awaitable[Message]]
 Send = Callable[[Message], Awaitable[None]]
 ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
-#: Routes that answer without the API key: the health checks of orchestrators.
-OPEN_PATHS = frozenset({"/healthz", "/readyz"})
+#: Routes that answer without the API key: the health checks of orchestrators, and the API's
+#: documentation (the schema, the Swagger UI and ReDoc pages), which holds no data: a browser
+#: cannot send a bearer key to load a page, and Swagger UI's "Authorize" sends it on the calls.
+OPEN_PATHS = frozenset(
+    {"/healthz", "/readyz", "/openapi.json", "/docs", "/docs/oauth2-redirect", "/redoc"}
+)
+#: Where the documentation pages' scripts and styles are served from (the package's copy).
+DOCS_ASSETS = "/docs/assets"
+
+
+def is_open(path: str) -> bool:
+    """True for a path served without the API key (`OPEN_PATHS`, the documentation assets)."""
+    return path in OPEN_PATHS or path.startswith(DOCS_ASSETS + "/")
+
 
 _REQUEST_ID = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
 _BODY_METHODS = frozenset({"POST", "PUT", "PATCH"})
@@ -157,20 +170,30 @@ class Observe:
 
 class Guard:
     """Refuses, with the standard error body: requests without the right bearer key (when
-    `api_key` is set; `OPEN_PATHS` excepted) with 401, and bodies over `max_body_bytes` with
-    422 naming the field `body`. The body is read here, up to the limit, and replayed to the
-    app, so chunked uploads are held to the same limit as ones with a Content-Length."""
+    `api_key` is set; `is_open` paths excepted) with 401, bodies over `max_body_bytes` with
+    422 and bodies that have not arrived in full within `body_timeout_s` with 408 (a
+    Content-Length larger than the body sent), both naming the field `body`. The body is read
+    here, up to the limit, and replayed to the app, so chunked uploads are held to the same
+    limit and deadline as ones with a Content-Length."""
 
-    def __init__(self, app: ASGIApp, *, api_key: str | None, max_body_bytes: int) -> None:
+    def __init__(
+        self,
+        app: ASGIApp,
+        *,
+        api_key: str | None,
+        max_body_bytes: int,
+        body_timeout_s: float = 10.0,
+    ) -> None:
         self.app = app
         self.api_key = api_key.encode("utf-8") if api_key else None
         self.max_body_bytes = max_body_bytes
+        self.body_timeout_s = body_timeout_s
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        if self.api_key is not None and scope.get("path") not in OPEN_PATHS:
+        if self.api_key is not None and not is_open(str(scope.get("path", ""))):
             problem = self._auth_problem(_header(scope, b"authorization"))
             if problem is not None:
                 await send_error(
@@ -187,8 +210,14 @@ class Guard:
             return
         chunks: list[bytes] = []
         size = 0
+        deadline = asyncio.get_running_loop().time() + self.body_timeout_s
         while True:
-            message = await receive()
+            try:
+                async with asyncio.timeout_at(deadline):
+                    message = await receive()
+            except TimeoutError:
+                await self._body_timeout(send, declared, size)
+                return
             if message["type"] == "http.disconnect":
                 return
             chunk = message.get("body", b"")
@@ -210,6 +239,21 @@ class Guard:
             return await receive()
 
         await self.app(scope, replay, send)
+
+    async def _body_timeout(self, send: Send, declared: str | None, size: int) -> None:
+        """408, and the connection closed: the rest of the body may still come, and must not
+        be read as the next request."""
+        waited = f"{self.body_timeout_s:g} s"
+        if declared is not None:
+            problem = (
+                f"body: Content-Length is {declared} bytes but {size} arrived in {waited}; "
+                "send the whole body, or a Content-Length that counts it"
+            )
+        else:
+            problem = f"body: the request body did not end within {waited} ({size} bytes came)"
+        await send_error(
+            send, 408, "request_timeout", problem, "body", headers=[("connection", "close")]
+        )
 
     def _auth_problem(self, header: str | None) -> str | None:
         assert self.api_key is not None

@@ -8,6 +8,7 @@ variable                    field                    default
 =========================== ======================== =========
 SCHEMARAG_LOG_QUESTIONS     log_questions            ``0``
 SCHEMARAG_MAX_BODY_BYTES    max_body_bytes           ``32768``
+SCHEMARAG_BODY_TIMEOUT      body_timeout_s           ``10.0``
 SCHEMARAG_RELOAD_INTERVAL   reload_interval_s        ``1.0``
 =========================== ======================== =========
 """
@@ -30,17 +31,24 @@ _FALSE = {"0", "false", "no", "off"}
 class ApiOptions:
     """`max_body_bytes`: largest request body accepted (a 2,000-character question fits even
     when every character is JSON-escaped); `log_questions`: put the question text in the
-    request log (off: logs carry route, status and latency only); `reload_interval_s`: how often
-    the served build pointer (or alias) is checked for a new build."""
+    request log (off: logs carry route, status and latency only); `body_timeout_s`: how long a
+    request body may take to arrive in full (then 408: a Content-Length larger than the body
+    sent would otherwise hold the request open for good); `reload_interval_s`: how often the
+    served build pointer (or alias) is checked for a new build."""
 
     max_body_bytes: int = 32_768
     log_questions: bool = False
+    body_timeout_s: float = 10.0
     reload_interval_s: float = 1.0
 
     def __post_init__(self) -> None:
         if not 1024 <= self.max_body_bytes <= 16 * 1024 * 1024:
             raise ConfigurationError(
                 f"max_body_bytes must be in 1024..16777216, got {self.max_body_bytes}"
+            )
+        if not 0.01 <= self.body_timeout_s <= 3600:
+            raise ConfigurationError(
+                f"body_timeout_s must be in 0.01..3600, got {self.body_timeout_s}"
             )
         if not 0.01 <= self.reload_interval_s <= 3600:
             raise ConfigurationError(
@@ -60,6 +68,7 @@ class ApiOptions:
             values["log_questions"] = flag in _TRUE
         for variable, name, kind in (
             ("SCHEMARAG_MAX_BODY_BYTES", "max_body_bytes", int),
+            ("SCHEMARAG_BODY_TIMEOUT", "body_timeout_s", float),
             ("SCHEMARAG_RELOAD_INTERVAL", "reload_interval_s", float),
         ):
             text = environ.get(variable, "").strip()

@@ -8,6 +8,8 @@ thread pool.
 from __future__ import annotations
 
 import logging
+import math
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -48,22 +50,44 @@ BUILD_HEADER = "X-Schemarag-Build"
 def _errors(*statuses: int) -> dict[int | str, dict[str, Any]]:
     descriptions = {
         401: "missing or wrong API key",
+        408: "the request body did not arrive in full in time (a Content-Length larger than it)",
         422: "invalid request (the message names the field)",
         501: "not configured on this server",
         502: "a language model call failed",
-        503: "no index loaded yet, or the vector store is unreachable",
+        503: "no index loaded yet (the message says whether one is loading), or the vector "
+        "store is unreachable",
     }
     return {s: {"model": ErrorBody, "description": descriptions[s]} for s in statuses}
 
 
 def _not_ready(served: ServedIndex) -> ApiError:
-    return ApiError(
-        503,
-        "not_ready",
-        f"no index loaded yet from {served.source.where}: build one with `schemarag index build`"
-        " (the server picks it up without a restart)",
-        headers={"Retry-After": "2"},
-    )
+    """The 503 of a request that needs a build while none is served: what the server is
+    doing about it (`ServedIndex.pending`), and for an empty store, how to make one."""
+    where = served.source.where
+    pending = served.pending
+    now = time.monotonic()
+    retry_after = 2
+    if pending.state == "loading":
+        message = (
+            f"the index is loading: build {pending.build} of {where}, started "
+            f"{now - pending.since:.0f} s ago; retry in a moment"
+        )
+    elif pending.state == "failed":
+        retry_after = max(1, math.ceil(pending.retry_at - now))
+        message = (
+            f"no index loaded: build {pending.build} of {where} failed to load "
+            f"({pending.error}); the next try is in {retry_after} s (details in the server log)"
+        )
+    elif pending.state == "unreachable":
+        message = f"no index loaded yet: cannot reach {where} to find a build ({pending.error})"
+    elif pending.state == "starting":
+        message = f"no index loaded yet: the server is starting and looking for a build in {where}"
+    else:
+        message = (
+            f"no index loaded yet: {where} has no build; build one with `schemarag index build`"
+            " (the server picks it up without a restart)"
+        )
+    return ApiError(503, "not_ready", message, headers={"Retry-After": str(retry_after)})
 
 
 def _store_errors() -> tuple[type[BaseException], ...]:
@@ -99,7 +123,7 @@ def install_routes(
     @router.post(
         "/v1/retrieve",
         response_model=RetrieveResponse,
-        responses=_errors(401, 422, 501, 502, 503),
+        responses=_errors(401, 408, 422, 501, 502, 503),
         summary="Rank the databases and tables for a question",
         tags=["retrieval"],
     )
@@ -139,7 +163,7 @@ def install_routes(
     @router.post(
         "/v1/generate",
         response_model=GenerateResponse,
-        responses=_errors(401, 422, 501, 502, 503),
+        responses=_errors(401, 408, 422, 501, 502, 503),
         summary="Generate SQL for a question",
         tags=["generation"],
     )
@@ -164,6 +188,10 @@ def install_routes(
             generation.check()
         except GenerationUnavailableError as exc:
             raise ApiError(501, "not_configured", str(exc)) from None
+        if body.tables is not None:
+            unknown = generation.unknown_table(body.tables, body.db_id)
+            if unknown is not None:
+                raise ApiError(422, "invalid_request", f"tables: {unknown}", "tables")
         try:
             if body.db_id is not None:
                 result = generation.run(spec, None)
@@ -203,7 +231,8 @@ def install_routes(
 
     @router.get("/healthz", response_model=Health, summary="Liveness", tags=["health"])
     async def healthz() -> Any:
-        """200 while the process serves HTTP; needs no API key."""
+        """200 while the process serves HTTP; needs no API key. `HEAD` answers the same
+        status without the body."""
         return Health()
 
     @router.get(
@@ -214,12 +243,18 @@ def install_routes(
         tags=["health"],
     )
     async def readyz() -> Any:
-        """200 once a build is loaded (and from then on, across reloads); needs no API key."""
+        """200 once a build is loaded (and from then on, across reloads); needs no API key.
+        `HEAD` answers the same status without the body."""
         current = served.current
         if current is None:
             error = _not_ready(served)
             return error_response(503, error.code, error.message, None, error.headers)
         return Readiness(ready=True, build_id=current.build_id)
+
+    # Load balancers probe with HEAD. Routes of their own, left out of the schema: one
+    # operation per route there, and a HEAD answer has no body to describe.
+    for path, probe in (("/healthz", healthz), ("/readyz", readyz)):
+        router.add_api_route(path, probe, methods=["HEAD"], include_in_schema=False)
 
     @router.get(
         "/metrics",

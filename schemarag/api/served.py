@@ -11,6 +11,10 @@ A build that fails to load (say, built with another embedder) is logged and coun
 build keeps serving, and the same build is retried with back-off (1 s doubling to 60 s); a new
 pointer value is tried at once.
 
+Until a first build is served, `ServedIndex.pending` says why (`Pending`): the store has not been
+checked yet, holds no build, is loading one (which, since when), failed to load it (the error,
+the next try) or cannot be reached; the routes turn it into their 503 message.
+
 Embedded stores (one Qdrant folder per build, `ROOT/CURRENT` naming the served one) make this
 hand-over lock-free across processes: the builder never touches the folder this process holds
 locked, and this process opens the new folder only after the builder has closed and published
@@ -27,7 +31,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 from providers import LLM
 from retriever import Retriever
@@ -35,7 +39,7 @@ from schemarag.api.metrics import Registry
 
 log = logging.getLogger(__name__)
 
-__all__ = ["IndexNotReadyError", "IndexSource", "Loaded", "ServedIndex"]
+__all__ = ["IndexNotReadyError", "IndexSource", "Loaded", "Pending", "ServedIndex"]
 
 WARMUP_QUESTION = "how many rows are in the largest table"
 MAX_BACKOFF_S = 60.0
@@ -57,8 +61,34 @@ class IndexSource(Protocol):
     def close(self) -> None: ...
 
 
+def _summary(error: BaseException) -> str:
+    """The first line of an error, at most 300 characters: what a 503 may say about it (the
+    full error goes to the log)."""
+    lines = str(error).strip().splitlines()
+    return (lines[0] if lines else type(error).__name__)[:300]
+
+
 class IndexNotReadyError(Exception):
     """No build has been loaded yet."""
+
+
+@dataclass(frozen=True)
+class Pending:
+    """Why no build is served: `state` is
+
+    - ``starting``: the store has not been checked yet (the first moments after start);
+    - ``empty``: the store has no build;
+    - ``loading``: `build` is being loaded, since `since` (`time.monotonic()`);
+    - ``failed``: `build` failed to load with `error`; tried again at `retry_at` (monotonic),
+      or at once when another build is published;
+    - ``unreachable``: the store cannot be checked for a build (`error`).
+    """
+
+    state: Literal["starting", "empty", "loading", "failed", "unreachable"]
+    build: str | None = None
+    error: str | None = None
+    since: float = 0.0
+    retry_at: float = 0.0
 
 
 @dataclass
@@ -105,6 +135,7 @@ class ServedIndex:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._probe_failing = False
+        self._pending = Pending("starting")
         self.reloads = 0
         registry = registry or Registry()
         self._reload_count = registry.counter(
@@ -169,6 +200,12 @@ class ServedIndex:
     def current(self) -> Loaded | None:
         return self._current
 
+    @property
+    def pending(self) -> Pending:
+        """Why no build is served, while `current` is None (see `Pending`); once a build is
+        served it tells what the watcher last did, which no request waits for."""
+        return self._pending
+
     @contextmanager
     def lease(self) -> Iterator[Loaded]:
         """The current build, kept open until the block ends even if a new one is swapped in."""
@@ -199,26 +236,45 @@ class ServedIndex:
                 if not self._probe_failing:
                     log.warning("cannot check %s for a new build: %s", self.source.where, exc)
                 self._probe_failing = True
+                self._pending = Pending("unreachable", error=_summary(exc))
                 return False
             if self._probe_failing:
                 log.info("%s is reachable again", self.source.where)
                 self._probe_failing = False
             current = self._current
-            if token is None or (current is not None and token == current.token):
+            if token is None:
+                self._pending = Pending("empty")
+                return False
+            if current is not None and token == current.token:
                 return False
             retry = self._failed.get(token)
             if retry is not None and time.monotonic() < retry[0]:
                 return False
             return self._load(token, retry[1] if retry else 0.0)
 
+    def _build_name(self, token: str) -> str:
+        """The build a load of `token` opens: the store's pointer (the token of an embedded
+        store is that build id already; a server's joins the alias and the state pointer)."""
+        try:
+            return self.source.latest_build() or token
+        except Exception:
+            return token
+
+    def _failed_load(self, token: str, build: str, error: Exception, backoff: float) -> None:
+        retry_at = time.monotonic() + backoff
+        self._failed[token] = (retry_at, backoff)
+        self._pending = Pending("failed", build, error=_summary(error), retry_at=retry_at)
+        self._reload_count.inc("failed")
+
     def _load(self, token: str, backoff: float) -> bool:
         started = time.perf_counter()
+        build = self._build_name(token)
+        self._pending = Pending("loading", build, since=time.monotonic())
         try:
             retriever = self.source.open()
         except Exception as exc:
             backoff = min(MAX_BACKOFF_S, max(1.0, 2 * backoff))
-            self._failed[token] = (time.monotonic() + backoff, backoff)
-            self._reload_count.inc("failed")
+            self._failed_load(token, build, exc, backoff)
             log.error(
                 "cannot load the new build of %s (%s); still serving %s, retrying in %.0f s",
                 self.source.where,
@@ -231,8 +287,7 @@ class ServedIndex:
             retriever.retrieve(WARMUP_QUESTION, 1, 1)
         except Exception as exc:
             retriever.close()
-            self._failed[token] = (time.monotonic() + MAX_BACKOFF_S, MAX_BACKOFF_S)
-            self._reload_count.inc("failed")
+            self._failed_load(token, build, exc, MAX_BACKOFF_S)
             log.error("the new build of %s fails a test query: %s", self.source.where, exc)
             return False
         self._failed.pop(token, None)

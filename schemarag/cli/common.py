@@ -56,6 +56,17 @@ def at_least(minimum: int) -> Callable[[str], int]:
     return parse
 
 
+def fraction(value: str) -> float:
+    """An argparse type: a number from 0 to 1."""
+    try:
+        number = float(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{value!r} is not a number") from None
+    if not 0.0 <= number <= 1.0:
+        raise argparse.ArgumentTypeError(f"must be from 0 to 1, got {value}")
+    return number
+
+
 class UsageError(Exception):
     """A command-line argument that cannot be used (printed as one line, exit status 2)."""
 

@@ -8,7 +8,7 @@ from typing import Any
 from indexer import StoreLocation
 from providers import CachedEmbedder, Embedder, ProviderCache
 from retriever import ABSTAIN_THRESHOLD, RetrievalResult, Retriever, StoreNotReadyError
-from schemarag.cli.common import at_least, print_json, question_text
+from schemarag.cli.common import at_least, fraction, print_json, question_text
 from schemarag.settings import Settings
 
 
@@ -26,7 +26,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     parser.add_argument(
         "--abstain-below",
-        type=float,
+        type=fraction,
         default=ABSTAIN_THRESHOLD,
         help=f"confidence under which no database is proposed (default {ABSTAIN_THRESHOLD})",
     )

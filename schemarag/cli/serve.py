@@ -1,8 +1,9 @@
 """`schemarag serve`: the HTTP API over a knowledge base, with uvicorn.
 
 Listens on 127.0.0.1:8000 by default. Any other address needs an API key (SCHEMARAG_API_KEY):
-without one the command stops with a one-line error and exit status 2. New builds of the store
-are picked up while serving (see `schemarag.api.served`).
+without one the command stops with a one-line error and exit status 2, and so does a store path
+that is a file (it would otherwise serve 503 for good). New builds of the store are picked up
+while serving (see `schemarag.api.served`).
 
 `--workers N` runs N server processes on one port (uvicorn's supervisor), each with its own
 copy of the index and the model: Python runs one thread at a time per process, so on a machine
@@ -13,6 +14,7 @@ command's options, passed in the environment variable `SCHEMARAG_SERVE_ARGS`.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import ipaddress
 import json
 import logging
@@ -135,6 +137,7 @@ def limit_blas_threads() -> None:
 def cmd_serve(args: argparse.Namespace) -> int:
     settings = Settings.from_env()
     check_exposure(args.host, settings.api_key)
+    StoreLocation.parse(args.store or settings.store_path)  # a file is refused here
     if not 0 < args.port < 65536:
         raise ConfigurationError(f"--port must be in 1..65535, got {args.port}")
     if not 1 <= args.workers <= 64:
@@ -201,11 +204,7 @@ def make_app(args: argparse.Namespace, settings: Settings) -> FastAPI:
 
     options = ApiOptions.from_env()
     if args.log_questions:
-        options = ApiOptions(
-            max_body_bytes=options.max_body_bytes,
-            log_questions=True,
-            reload_interval_s=options.reload_interval_s,
-        )
+        options = dataclasses.replace(options, log_questions=True)
 
     def make_embedder(spec: str) -> Embedder:
         return prepare_query_embedder(settings.embedder(spec))

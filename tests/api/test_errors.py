@@ -8,7 +8,7 @@ from typing import Any
 
 from retriever import RetrievalResult, Retriever
 from schemarag.api import StoreSource
-from tests.api.conftest import Serve, assert_error, source_for
+from tests.api.conftest import Serve, assert_error, source_for, wait_until
 
 QUESTION = {"question": "How many singers are from France?"}
 
@@ -79,6 +79,7 @@ def test_generate_without_catalog_or_llm_is_501_naming_both(
 
 def test_not_ready_is_503_with_retry_after(serve: Serve, tmp_path: Path) -> None:
     with serve(tmp_path / "empty", ready=False) as client:
+        wait_until(lambda: "has no build" in client.get("/readyz").text)  # checked the store
         for response in (
             client.post("/v1/retrieve", json=QUESTION),
             client.get("/v1/index"),

@@ -61,6 +61,31 @@ def test_unknown_database_is_422_naming_db_id(
     assert "nope" in assert_error(response, 422, "invalid_request", "db_id")["message"]
 
 
+@pytest.mark.parametrize(
+    ("body", "words"),
+    [
+        ({"db_id": "concert_singer", "tables": ["singer", "../../x"]}, "has no table '../../x'"),
+        ({"db_id": "concert_singer", "tables": ["Singer", "stadium"]}, None),  # case-insensitive
+        ({"tables": ["../../x"]}, "no database in the catalog has a table '../../x'"),
+    ],
+)
+def test_unknown_tables_are_422_naming_tables(
+    serve: Serve,
+    built_store: Path,
+    generation: Generation,
+    body: dict[str, object],
+    words: str | None,
+) -> None:
+    with serve(built_store, generation=generation) as client:
+        response = client.post(
+            "/v1/generate", json={"question": "x?", "strategy": "single", **body}
+        )
+    if words is None:
+        assert response.status_code == 200, response.text
+    else:
+        assert words in assert_error(response, 422, "invalid_request", "tables")["message"]
+
+
 def test_a_failing_model_is_502(serve: Serve, built_store: Path, catalog: Catalog) -> None:
     def down(request: LLMRequest) -> str:
         raise ProviderCallError("overloaded", provider="scripted", status_code=529)

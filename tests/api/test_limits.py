@@ -125,3 +125,27 @@ def test_malformed_bodies_are_422_naming_body(
 )
 def test_generate_limits_name_the_field(client: TestClient, body: Any, field: str) -> None:
     assert_error(client.post("/v1/generate", json=body), 422, "invalid_request", field)
+
+
+@pytest.mark.parametrize(
+    ("content", "words"),
+    [
+        # valid JSON, 10 KB, nested deeper than the parser goes
+        (b"[" * 5000 + b"]" * 5000, "nested too deeply"),
+        (b'{"question": ' * 1500 + b"1" + b"}" * 1500, "nested too deeply"),
+        ('{"question": "café"}'.encode("latin-1"), "not UTF-8"),
+        # what a Content-Length shorter than the body leaves to the app
+        (b'{"question": "How many', "the body ends before the JSON does"),
+        (b'{"question": "x", ', "the body ends before the JSON does"),
+        (b'{"question": "x"} trailing', "at character 18"),
+    ],
+)
+def test_unreadable_bodies_say_what_is_wrong(
+    client: TestClient, content: bytes, words: str
+) -> None:
+    response = client.post(
+        "/v1/retrieve", content=content, headers={"Content-Type": "application/json"}
+    )
+    message = assert_error(response, 422, "invalid_request", "body")["message"]
+    assert words in message
+    assert "send UTF-8 JSON" not in message or words == "not UTF-8"

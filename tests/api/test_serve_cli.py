@@ -1,5 +1,6 @@
-"""`schemarag serve`: refuses a non-loopback address without an API key (one line, exit 2),
-and otherwise hands uvicorn a working app built from the settings and flags."""
+"""`schemarag serve`: refuses a non-loopback address without an API key and a store path that is
+a file (one line, exit 2), and otherwise hands uvicorn a working app built from the settings
+and flags."""
 
 from __future__ import annotations
 
@@ -110,6 +111,53 @@ def test_loopback_default_serves_without_a_key_and_wires_generation(
         response = client.post("/v1/generate", json=body)
         assert response.status_code == 200, response.text
         assert response.json()["sql"].lower().startswith("select count(*) from singer")
+
+
+@pytest.mark.parametrize("workers", ["1", "2"])
+def test_a_store_that_is_a_file_is_refused_in_one_line(
+    tmp_path: Path, workers: str, captured: dict[str, Any], capsys: pytest.CaptureFixture[str]
+) -> None:
+    store = tmp_path / "kb.tar"
+    store.write_text("not a store")
+    assert main(["serve", "--store", str(store), "--workers", workers]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+    assert err.startswith(f"schemarag: error: {store}: the store must be a folder and is a file")
+    assert captured == {}  # refused before uvicorn starts
+
+
+def test_a_store_under_a_file_or_from_the_environment_is_refused(
+    tmp_path: Path,
+    captured: dict[str, Any],
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    file = tmp_path / "file"
+    file.write_text("x")
+    assert main(["serve", "--store", str(file / "kb")]) == 2
+    assert f"cannot be made: {file} is a file" in capsys.readouterr().err
+    monkeypatch.setenv("SCHEMARAG_STORE", str(file))
+    assert main(["serve"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"{file}: the store must be a folder and is a file" in err
+    assert captured == {}
+
+
+def test_a_store_folder_that_does_not_exist_yet_is_served(
+    tmp_path: Path, captured: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from schemarag.cli import serve
+
+    monkeypatch.setenv("SCHEMARAG_CACHE", str(tmp_path / "cache.sqlite"))
+    try:
+        assert main(["serve", "--store", str(tmp_path / "new" / "kb"), "--no-access-log"]) == 0
+        source = captured["app"].state.served.source
+        assert source.where == str(tmp_path / "new" / "kb")
+        source.close()
+    finally:
+        for limiter in serve._BLAS_LIMIT:
+            limiter.restore_original_limits()  # type: ignore[attr-defined]
+        serve._BLAS_LIMIT.clear()
 
 
 def test_bad_port_is_one_line(capsys: pytest.CaptureFixture[str], captured: dict[str, Any]) -> None:

@@ -91,6 +91,10 @@ CASES: list[tuple[list[str], str]] = [
         ["retrieve", "how many pets", "--store", "{store}", "--top-databases", "0"],
         "--top-databases",
     ),
+    (
+        ["retrieve", "how many pets", "--store", "{store}", "--abstain-below", "2"],
+        "--abstain-below",
+    ),
     (["ask", NOT_UTF8, "--db", "pets_1", "--source", "spider:{sample}"], "question"),
     (["ask", "", "--db", "pets_1", "--source", "spider:{sample}"], "question"),
     (["ask", "how many pets", "--db", "nope", "--source", "spider:{sample}"], "nope"),
