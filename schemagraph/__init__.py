@@ -14,7 +14,14 @@ from schemagraph.graph import ROOT, GraphStats, build_graph, graph_stats, table_
 from schemagraph.model import Catalog, Column, Database, ForeignKey, Table
 from schemagraph.samples import DatabaseSample, TableSample, sample_database
 from schemagraph.serialize import compact_text, create_table_text
-from schemagraph.sources import load_catalog, load_ddl, load_source, load_spider, load_sqlite
+from schemagraph.sources import (
+    load_catalog,
+    load_ddl,
+    load_live,
+    load_source,
+    load_spider,
+    load_sqlite,
+)
 from schemagraph.traversals import Traversal, TraversalConfig, enumerate_traversals
 
 __all__ = [
@@ -42,6 +49,7 @@ __all__ = [
     "graph_stats",
     "load_catalog",
     "load_ddl",
+    "load_live",
     "load_source",
     "load_spider",
     "load_sqlite",

@@ -2,7 +2,9 @@
 columns, read through a read-only connection.
 
 They feed serialization (PET-SQL's cell-value references: "Male" vs "M" matters) and, later,
-value matching in retrieval. Databases without a SQLite file have no samples.
+value matching in retrieval. Databases of live servers (`Database.url`) are sampled by
+`schemagraph.live_samples`, within a read-only transaction, a deadline and a row cap; databases
+with neither a SQLite file nor a URL have no samples.
 """
 
 from __future__ import annotations
@@ -49,15 +51,31 @@ def sample_database(
     distinct: int = 50,
     max_value_chars: int = 80,
     seed: int = 0,
+    timeout_s: float = 10.0,
+    scan_rows: int = 1000,
 ) -> DatabaseSample | None:
-    """Sample `db`, or None when it has no data file.
+    """Sample `db`, or None when it has no data (no SQLite file and no live server).
 
     `rows` random rows per table (seeded per database and table, so the same seed gives the same
     rows on any machine), up to `distinct` distinct values per text column, text cut to
-    `max_value_chars`.
+    `max_value_chars`. Live servers only: each table is read in its own read-only transaction
+    with a deadline of `timeout_s`, at most about `scan_rows` rows per query, never a full scan
+    of a large table (see `schemagraph.live_samples`).
     """
     if rows < 0 or distinct < 0:
         raise ValueError("rows and distinct must be >= 0")
+    if db.path is None and db.url is not None:
+        from schemagraph.live_samples import sample_live
+
+        return sample_live(
+            db,
+            rows=rows,
+            distinct=distinct,
+            max_value_chars=max_value_chars,
+            seed=seed,
+            timeout_s=timeout_s,
+            scan_rows=scan_rows,
+        )
     if db.path is None:
         return None
     tables: dict[str, TableSample] = {}

@@ -5,11 +5,15 @@ from __future__ import annotations
 
 import os
 import shutil
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from schemarag.samples import SPIDER_SAMPLE
+from tests.pgcluster import PostgresCluster
+from tests.pgcluster import start_cluster as start_postgres
+from tests.pgcluster import unavailable as postgres_unavailable
 
 REPO = Path(__file__).resolve().parent.parent
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
@@ -40,3 +44,27 @@ def spider_dir() -> Path:
     if not (SPIDER_DIR / "tables.json").exists():
         pytest.skip(f"full Spider data not found at {SPIDER_DIR} (set SCHEMARAG_SPIDER_DIR)")
     return SPIDER_DIR
+
+
+# A real PostgreSQL server for the live-source and live-engine tests (tests/pgcluster.py): one
+# throwaway cluster per session, skipped, saying why, where the server binaries are absent.
+
+
+@pytest.fixture(scope="session")
+def postgres_cluster() -> Iterator[PostgresCluster]:
+    """A running throwaway cluster: `.url(database)`, `.create_database(name, sql)`,
+    `.execute(sql, database)`, `.query(sql, database)`, `.load_sql(path, database)`."""
+    reason = postgres_unavailable()
+    if reason:
+        pytest.skip(reason)
+    cluster = start_postgres()
+    try:
+        yield cluster
+    finally:
+        cluster.stop()
+
+
+@pytest.fixture(scope="session")
+def postgres_url(postgres_cluster: PostgresCluster) -> str:
+    """The superuser's URL to the `postgres` database (for setup: CREATE DATABASE, roles)."""
+    return postgres_cluster.url()

@@ -1,36 +1,67 @@
-"""Schema sources: functions returning a `Catalog`, selected by a `KIND:PATH` spec.
+"""Schema sources: functions returning a `Catalog`, selected by a `KIND:PATH` spec or a URL.
 
 spider:DIR        a Spider/BIRD tables.json (file or folder), with database/<db>/<db>.sqlite
 sqlite:PATH       one SQLite file or a folder of them, introspected
 ddl:PATH          .sql files of CREATE TABLE statements, one database per file; the dialect
                   may follow the kind: ddl[postgres]:PATH (default: inferred per file)
+SCHEME://...      a live database server through a SQLAlchemy URL (postgresql://user@host/db,
+                  duckdb:///file.duckdb, ...): one database per schema, see `sources.live`
+env:NAME          the URL held by environment variable NAME (so no password is on a command
+                  line); the caller passes the environment (`environ=os.environ`)
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
+from schemagraph.connect import is_url
 from schemagraph.errors import SourceError
 from schemagraph.model import Catalog
 from schemagraph.sources.ddl import load_ddl
+from schemagraph.sources.live import load_live
 from schemagraph.sources.spider import load_spider
 from schemagraph.sources.sqlite import load_sqlite
 
-__all__ = ["load_catalog", "load_ddl", "load_source", "load_spider", "load_sqlite"]
+__all__ = [
+    "load_catalog",
+    "load_ddl",
+    "load_live",
+    "load_source",
+    "load_spider",
+    "load_sqlite",
+]
 
 KINDS = ("spider", "sqlite", "ddl")
 _SPEC = re.compile(r"^(?P<kind>[a-z]+)(?:\[(?P<dialect>[a-z0-9_]+)\])?:(?P<path>.+)$")
+_ENV = re.compile(r"^env:(?P<name>[A-Za-z_][A-Za-z0-9_]*)$")
 
 
-def load_source(spec: str) -> Catalog:
-    """Load one `KIND:PATH` source."""
+def load_source(
+    spec: str,
+    *,
+    schemas: Sequence[str] = (),
+    exclude: Sequence[str] = (),
+    environ: Mapping[str, str] | None = None,
+) -> Catalog:
+    """Load one `KIND:PATH` source, database URL, or `env:NAME` (a URL read from `environ`).
+
+    `schemas`/`exclude` are glob patterns choosing the schemas of a URL source."""
+    url = _url_of(spec, environ)
+    if url is not None:
+        return load_live(url, schemas=schemas, exclude=exclude)
+    if schemas or exclude:
+        raise SourceError(
+            f"{spec}: --schemas and --exclude choose schemas of a database URL, and this source "
+            "is not one"
+        )
     match = _SPEC.match(spec)
     if not match or match["kind"] not in KINDS:
         raise SourceError(
             f"bad source {spec!r}: write KIND:PATH with KIND one of {', '.join(KINDS)} "
-            "(e.g. spider:data/spider, sqlite:dbs/, ddl[postgres]:schema.sql)"
+            "(e.g. spider:data/spider, sqlite:dbs/, ddl[postgres]:schema.sql), a database URL "
+            "(postgresql://user@host/db) or env:NAME"
         )
     kind, path, dialect = match["kind"], Path(match["path"]), match["dialect"]
     if dialect and kind != "ddl":
@@ -42,9 +73,57 @@ def load_source(spec: str) -> Catalog:
     return load_ddl(path, dialect)
 
 
-def load_catalog(specs: Iterable[str]) -> Catalog:
-    """One catalog from several sources; a database id present twice is an error naming both."""
+def _url_of(spec: str, environ: Mapping[str, str] | None) -> str | None:
+    if is_url(spec):
+        return spec
+    match = _ENV.match(spec)
+    if not match:
+        return None
+    name = match["name"]
+    if environ is None:
+        raise SourceError(f"{spec}: env: sources need the environment (pass environ=os.environ)")
+    value = environ.get(name, "").strip()
+    if not value:
+        raise SourceError(
+            f"{spec}: environment variable {name} is not set; set it to a database URL "
+            "(e.g. postgresql://reader:PASSWORD@host/warehouse)"
+        )
+    if not is_url(value):  # the value may be a secret: never shown
+        raise SourceError(
+            f"{spec}: environment variable {name} does not hold a database URL (scheme://...)"
+        )
+    return value
+
+
+def load_catalog(
+    specs: Iterable[str],
+    *,
+    schemas: Sequence[str] = (),
+    exclude: Sequence[str] = (),
+    environ: Mapping[str, str] | None = None,
+) -> Catalog:
+    """One catalog from several sources; a database id present twice is an error naming both.
+
+    `schemas`/`exclude` apply to every URL source, and are an error when there is none."""
     specs = list(specs)
     if not specs:
-        raise SourceError("no source given: name at least one KIND:PATH (spider:, sqlite:, ddl:)")
-    return Catalog.merge(*(load_source(s) for s in specs))
+        raise SourceError(
+            "no source given: name at least one KIND:PATH (spider:, sqlite:, ddl:) or a database "
+            "URL"
+        )
+    live = [s for s in specs if _url_of(s, environ) is not None]
+    if (schemas or exclude) and not live:
+        raise SourceError(
+            "--schemas and --exclude choose schemas of a database URL, and no source is one"
+        )
+    return Catalog.merge(
+        *(
+            load_source(
+                s,
+                schemas=schemas if s in live else (),
+                exclude=exclude if s in live else (),
+                environ=environ,
+            )
+            for s in specs
+        )
+    )

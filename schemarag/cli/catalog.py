@@ -22,7 +22,7 @@ from schemagraph import (
 from schemarag.cli.common import (
     add_sources,
     add_traversal_options,
-    load,
+    load_sources,
     print_json,
     traversal_config,
 )
@@ -63,7 +63,7 @@ def database_dict(db: Database) -> dict[str, Any]:
     return {
         "db_id": db.id,
         "origin": db.origin,
-        "data": str(db.path) if db.path else None,
+        "data": str(db.path) if db.path else db.origin if db.url else None,
         "tables": [
             {
                 "name": t.name,
@@ -86,7 +86,7 @@ def database_dict(db: Database) -> dict[str, Any]:
 
 
 def cmd_show(args: argparse.Namespace) -> int:
-    catalog = load(args.sources)
+    catalog = load_sources(args)
     dbs = _selected(catalog, args.db)
     if args.json:
         print_json(
@@ -94,7 +94,7 @@ def cmd_show(args: argparse.Namespace) -> int:
         )
         return 0
     for db in dbs:
-        data = f", data {db.path}" if db.path else ", no data"
+        data = f", data {db.path}" if db.path else f", live {db.origin}" if db.url else ", no data"
         print(f"{db.id}  ({counted(len(db.tables), 'table')}{data})")
         for table in db.tables:
             cols = ", ".join(
@@ -117,7 +117,7 @@ def cmd_show(args: argparse.Namespace) -> int:
 
 def cmd_stats(args: argparse.Namespace) -> int:
     started = time.perf_counter()
-    catalog = load(args.sources)
+    catalog = load_sources(args)
     graph = build_graph(catalog)
     traversals = enumerate_traversals(graph, traversal_config(args))
     elapsed = time.perf_counter() - started
@@ -149,7 +149,7 @@ def cmd_stats(args: argparse.Namespace) -> int:
 def cmd_walks(args: argparse.Namespace) -> int:
     if args.limit < 1:
         raise TraversalError(f"--limit must be >= 1, got {args.limit}")
-    catalog = load(args.sources)
+    catalog = load_sources(args)
     db = catalog.database(args.db)
     graph = build_graph(catalog)
     traversals = enumerate_traversals(graph, traversal_config(args), [db.id])

@@ -6,7 +6,7 @@ import argparse
 import json
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -103,13 +103,51 @@ def add_sources(parser: argparse.ArgumentParser) -> None:
         "sources",
         nargs="+",
         metavar="SOURCE",
-        help="KIND:PATH with KIND spider, sqlite or ddl (ddl[DIALECT]:PATH names a dialect)",
+        help="KIND:PATH with KIND spider, sqlite or ddl (ddl[DIALECT]:PATH names a dialect); a "
+        "database URL (postgresql://USER@HOST/DB, duckdb:///FILE), or env:NAME for a URL held "
+        "by environment variable NAME",
+    )
+    parser.add_argument(
+        "--schemas",
+        action="append",
+        default=[],
+        type=_patterns,
+        metavar="GLOB",
+        help="only these schemas of database URLs (glob patterns, comma-separated or repeated; "
+        "default every schema)",
+    )
+    parser.add_argument(
+        "--exclude",
+        action="append",
+        default=[],
+        type=_patterns,
+        metavar="GLOB",
+        help="leave out these schemas of database URLs (glob patterns)",
     )
 
 
-def load(sources: list[str]) -> Catalog:
-    """The catalog of `sources`; what the sources skipped is reported on stderr."""
-    catalog = load_catalog(sources)
+def _patterns(value: str) -> list[str]:
+    patterns = [p.strip() for p in value.split(",") if p.strip()]
+    if not patterns:
+        raise argparse.ArgumentTypeError("give a schema name or glob pattern (e.g. 'sales_*')")
+    return patterns
+
+
+def load_sources(args: argparse.Namespace) -> Catalog:
+    """The catalog of the sources `add_sources` added to `args`."""
+    return load(
+        args.sources,
+        schemas=[p for group in args.schemas for p in group],
+        exclude=[p for group in args.exclude for p in group],
+    )
+
+
+def load(
+    sources: list[str], *, schemas: Sequence[str] = (), exclude: Sequence[str] = ()
+) -> Catalog:
+    """The catalog of `sources`; what the sources skipped is reported on stderr. Database URLs
+    (`env:NAME` read from the environment) are restricted to `schemas` minus `exclude`."""
+    catalog = load_catalog(sources, schemas=schemas, exclude=exclude, environ=os.environ)
     for problem in catalog.problems:
         print(f"schemarag: warning: {problem}", file=sys.stderr)
     if catalog.problems:

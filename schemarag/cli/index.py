@@ -25,7 +25,7 @@ from schemarag.cli.common import (
     add_output,
     add_sources,
     add_traversal_options,
-    load,
+    load_sources,
     print_json,
     traversal_config,
 )
@@ -99,7 +99,7 @@ def store_location(args: argparse.Namespace, settings: Settings) -> StoreLocatio
 
 def cmd_build(args: argparse.Namespace) -> int:
     settings = Settings.from_env()
-    catalog = load(args.sources)
+    catalog = load_sources(args)
     location = store_location(args, settings)
     meter = UsageMeter(settings.prices)
     cache = None if args.no_cache else ProviderCache(settings.cache_path)
