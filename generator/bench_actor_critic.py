@@ -4,7 +4,8 @@ A scripted Actor (`providers.ScriptedLLM`) answers a question on the bundled con
 database with the gold query with probability p and with one of several wrong but runnable
 queries otherwise, wrapped in varied reply formats (code fences, prose, `SQL:` lines). A
 scripted LLM Critic finds the query in its prompt's `<sql>` block and, if it is the gold one,
-rejects it with probability q, else accepts it with probability s, answering in odd formats
+rejects it with probability s, else accepts it with probability q (the AC-SQL paper's meaning of
+q and s), answering in odd formats
 ("True.", "**False**", "Answer: yes", JSON). `critic.actor_critic` runs the loop with z
 attempts and the real Execution Critic (safe executor, outcomes cached by SQL text). A trial is
 correct when the returned query's result equals the gold result (Spider rule). Measured accuracy
@@ -47,20 +48,28 @@ DEFAULT_GRID: tuple[tuple[float, float, float, int], ...] = (
     (0.5, 0.1, 0.1, 2),
     (0.5, 0.1, 0.1, 3),
     (0.5, 0.1, 0.1, 5),
-    (0.3, 0.2, 0.3, 3),
-    (0.7, 0.2, 0.3, 3),
-    (0.9, 0.2, 0.3, 3),
+    (0.3, 0.3, 0.2, 3),
+    (0.7, 0.3, 0.2, 3),
+    (0.9, 0.3, 0.2, 3),
     (0.6, 0.0, 0.0, 3),
-    (0.6, 0.5, 0.2, 3),
-    (0.6, 0.2, 0.6, 3),
-    (0.4, 0.3, 0.5, 2),
-    (0.4, 0.3, 0.5, 5),
-    (0.8, 0.4, 0.1, 4),
-    (0.2, 0.1, 0.2, 5),
-    (0.7, 0.05, 0.4, 2),
+    (0.6, 0.2, 0.5, 3),
+    (0.6, 0.6, 0.2, 3),
+    (0.4, 0.5, 0.3, 2),
+    (0.4, 0.5, 0.3, 5),
+    (0.8, 0.1, 0.4, 4),
+    (0.2, 0.2, 0.1, 5),
+    (0.7, 0.4, 0.05, 2),
     (0.5, 0.6, 0.6, 4),
+    (0.3774, 0.2541, 0.1973, 5),
 )
-"""(p, q, s, z) points: z from 1 to 5, p from 0.2 to 0.9, perfect and poor critics."""
+"""(p, q, s, z) points: z from 1 to 5, p from 0.2 to 0.9, perfect and poor critics, and the
+paper's worked example (p = 0.3774, q = 0.2541, s = 0.1973, z = 5: 0.6334)."""
+
+MEANING = (
+    "p: the actor writes the gold query; q: the critic accepts a wrong query; s: the critic "
+    "rejects the gold query (AC-SQL's meaning); z: attempts, the last returned unchecked; "
+    "predicted: the paper's equation 2"
+)
 
 _ACTOR_FORMATS = (
     "```sql\n{sql}\n```",
@@ -120,12 +129,12 @@ def scripted_actor(p: float, rng: random.Random) -> ScriptedLLM:
 
 
 def scripted_critic(q: float, s: float, rng: random.Random) -> ScriptedLLM:
-    """A critic rejecting the gold query with probability q and accepting others with s."""
+    """A critic accepting a wrong query with probability q and rejecting the gold one with s."""
 
     def reply(request: LLMRequest) -> str:
         found = _SQL_BLOCK.search(request.messages[-1].content)
         sql = found.group(1).strip() if found else ""
-        accept = rng.random() >= q if sql == GOLD else rng.random() < s
+        accept = rng.random() >= s if sql == GOLD else rng.random() < q
         return rng.choice(_VERDICTS[accept])
 
     return ScriptedLLM(reply, model=f"critic-q{q}-s{s}")
@@ -183,6 +192,7 @@ def run_actor_critic_bench(
         "seed": seed,
         "database": db.id,
         "question": QUESTION,
+        "meaning": MEANING,
         "summary": {
             "points": len(rows),
             "max_abs_z_score": round(max(scores), 2),

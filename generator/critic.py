@@ -7,11 +7,14 @@ formats; a reply that commits to nothing counts as `ActorCriticConfig.unclear`).
 (z) queries are written; the last one is returned without being checked. Every attempt and
 verdict is kept in the result's trace.
 
-Theorem 1 (see `expected_accuracy`): with an actor correct with probability p, a critic that
-rejects a correct query with probability q and accepts a wrong one with probability s, each
-checked attempt ends the loop correctly with probability a = p(1-q), wrongly with b = (1-p)s,
-and continues with r = 1 - a - b; so the expected accuracy after z attempts is
-a(1 - r^(z-1))/(1 - r) + r^(z-1) p (and p when z = 1).
+Theorem 1 (see `expected_accuracy`), with the AC-SQL paper's parameters: the actor writes a
+correct query with probability p; the critic accepts a wrong query with probability q (q = 0:
+every wrong query is rejected) and rejects a correct one with probability s (s = 1: every
+correct query is rejected). One checked attempt ends the loop correctly with probability
+a = p(1-s), is rejected with probability r = p*s + (1-p)(1-q), and otherwise ends it wrongly;
+so the expected accuracy after z attempts is a(1 - r^(z-1))/(1 - r) + r^(z-1) p (the paper's
+equation 2; p when z = 1). The paper's worked example: p = 0.3774, q = 0.2541, s = 0.1973,
+z = 5 gives 0.6334.
 """
 
 from __future__ import annotations
@@ -118,15 +121,15 @@ class ActorCriticResult:
 
 
 def expected_accuracy(p: float, q: float, s: float, z: int) -> float:
-    """AC-SQL Theorem 1: expected accuracy of the loop (see the module docstring)."""
+    """AC-SQL Theorem 1 (equation 2): expected accuracy of the loop. q: the probability that the
+    critic accepts a wrong query; s: that it rejects a correct one (see the module docstring)."""
     for name, value in (("p", p), ("q", q), ("s", s)):
         if not 0.0 <= value <= 1.0:
             raise GeneratorConfigError(f"{name} must be in [0, 1], got {value}")
     if z < 1:
         raise GeneratorConfigError(f"z must be >= 1, got {z}")
-    accept_correct = p * (1 - q)
-    accept_wrong = (1 - p) * s
-    again = 1.0 - accept_correct - accept_wrong
+    accept_correct = p * (1 - s)
+    again = p * s + (1 - p) * (1 - q)
     checked = sum(accept_correct * again**k for k in range(z - 1))
     return checked + again ** (z - 1) * p
 

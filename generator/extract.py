@@ -2,9 +2,11 @@
 
 Models answer with a fenced code block (```sql, ```SQL, ``` or ~~~), a JSON object
 (`{"sql": "..."}`), a line such as `SQL: SELECT ...`, or SQL inside prose. `extract_sql` tries
-those in that order and returns the query without a trailing semicolon, or None when the reply
-holds no query. It never raises and never parses with sqlglot: whether the SQL is valid is the
-execution critic's business.
+those in that order and returns the query without a trailing semicolon. A reply that holds no
+query but a statement (a code block or a line starting `DROP TABLE ...`, `PRAGMA ...`) gives that
+statement, so that the guard refuses it by name instead of the reply seeming empty; None when
+the reply holds neither. It never raises and never parses with sqlglot: whether the SQL is
+valid and allowed is the guard's and the execution critic's business.
 """
 
 from __future__ import annotations
@@ -21,6 +23,11 @@ _LINE_START = re.compile(
     r"(?:^|\n)[ \t>*_`]*(?:(?:sql|query|answer)\s*[:=]\s*)?(SELECT|WITH)\b", re.IGNORECASE
 )
 _CTE = re.compile(r"WITH\s+(RECURSIVE\s+)?[\w\"`\[\]]+\s*(\([^)]*\))?\s*AS\s*\(", re.IGNORECASE)
+_STATEMENT_LINE = re.compile(
+    r"(?:^|\n)[ \t>*_`]*(?:(?i:sql|query|answer)\s*[:=]\s*)?"
+    r"((?:ALTER|ATTACH|BEGIN|COMMIT|COPY|CREATE|DELETE|DETACH|DROP|EXPLAIN|GRANT|INSERT|PRAGMA"
+    r"|REINDEX|RELEASE|REPLACE|ROLLBACK|SAVEPOINT|SET|TRUNCATE|UPDATE|VACUUM)\b(?![:-]))",
+)
 _JSON_KEYS = ("sql", "query", "SQL", "answer")
 _SQL_LANGS = {"", "sql", "sqlite", "postgresql", "mysql"}
 
@@ -29,7 +36,7 @@ def extract_sql(reply: str) -> str | None:
     """The SQL query in `reply` (see the module docstring), or None."""
     if not isinstance(reply, str) or not reply.strip():
         return None
-    for finder in (_from_fences, _from_json, _from_text):
+    for finder in (_from_fences, _from_json, _from_text, _not_a_query):
         sql = finder(reply)
         if sql:
             return sql
@@ -83,6 +90,18 @@ def _from_text(reply: str) -> str | None:
         if sql and _plausible(sql):
             return sql
     return None
+
+
+def _not_a_query(reply: str) -> str | None:
+    """A statement that is not a query: the body of a SQL code block, or an upper-case line."""
+    for match in _FENCE.finditer(reply):
+        if match["lang"].lower() in _SQL_LANGS and _STATEMENT_LINE.match(match["body"].strip()):
+            return _statement(match["body"])
+    found = _STATEMENT_LINE.search(reply)
+    if found is None:
+        return None
+    paragraph = re.split(r"\n[ \t]*\n", reply[found.start(1) :], maxsplit=1)[0]
+    return _statement(paragraph)
 
 
 def _plausible(sql: str) -> bool:

@@ -147,6 +147,7 @@ class GenerateResult:
                 "db_id": None,
                 "strategy": None,
                 "sql": None,
+                "refused": None,
                 "tables": [],
                 "presql": None,
                 "hardness": None,

@@ -46,7 +46,7 @@ from generator.reranking import TestCaseConfig, rerank_by_tests
 from generator.voting import Selection, VoterSets, fine_grained_vote, naive_vote
 from providers import LLM, UsageMeter
 from schemagraph import Database, create_table_text
-from schemagraph.sql import Limits
+from schemagraph.sql import Limits, Refusal, check_sql
 
 log = logging.getLogger(__name__)
 
@@ -122,9 +122,9 @@ class TraceEvent:
 
 @dataclass(frozen=True)
 class GenerationResult:
-    """The SQL (None when no reply held any), the tables of the final prompt, the PreSQL and
-    its hardness, the candidates with their execution, the selection or actor-critic run, and
-    the trace."""
+    """The SQL (None when no reply held any, or when the guard refused the final one: then
+    `refused` says why), the tables of the final prompt, the PreSQL and its hardness, the
+    candidates with their execution, the selection or actor-critic run, and the trace."""
 
     question: str
     db_id: str
@@ -137,6 +137,7 @@ class GenerationResult:
     selection: Selection | None = None
     actor_critic: ActorCriticResult | None = None
     trace: tuple[TraceEvent, ...] = ()
+    refused: str | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -144,6 +145,7 @@ class GenerationResult:
             "db_id": self.db_id,
             "strategy": self.strategy,
             "sql": self.sql,
+            "refused": self.refused,
             "tables": list(self.tables),
             "presql": self.presql,
             "hardness": self.hardness,
@@ -181,8 +183,23 @@ def generate_sql(
         return prompt
 
     def finish(sql: str | None, shown: Sequence[str], **extra: Any) -> GenerationResult:
+        verdict = check_sql(sql) if sql is not None else None
+        refused = None
+        if isinstance(verdict, Refusal):
+            refused = verdict.message
+            trace.append(
+                TraceEvent("guard", {"refused": refused, "sql": sql, "rule": verdict.rule.value})
+            )
+            sql = None
         return GenerationResult(
-            question, db.id, strategy, sql, tuple(shown), trace=tuple(trace), **extra
+            question,
+            db.id,
+            strategy,
+            sql,
+            tuple(shown),
+            trace=tuple(trace),
+            refused=refused,
+            **extra,
         )
 
     if strategy == "single":

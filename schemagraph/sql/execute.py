@@ -9,13 +9,16 @@ Three locks stand between a language model's SQL and a user's file:
    functions outside a deny-list; ATTACH, PRAGMA, transactions and every write are denied at
    prepare time even if the parser misread the statement.
 
-Resources are bounded per call: a progress handler interrupts SQLite at the deadline (covering
-both execution and fetching), backed by a timer thread calling `interrupt()` for queries whose
-single steps are slow; at most `max_rows` rows are fetched (one more is read to detect
-truncation), and text or blob values longer than `max_value_bytes` are cut with a marker.
+Resources are bounded per call. Guard, execution and fetching run in a worker process
+(`worker.py`) that is killed `worker.KILL_GRACE_S` after the deadline, because one SQLite
+opcode (one function call) can run for minutes and nothing in-process interrupts it. Inside
+the worker, a progress handler interrupts SQLite at the deadline, backed by a timer thread
+calling `interrupt()` for queries whose single steps are slow, so that the usual timeout keeps
+the worker; at most `max_rows` rows are fetched (one more is read to detect truncation), and
+text or blob values longer than `max_value_bytes` are cut with a marker.
 
 Every call opens its own connection and closes it, so any number of threads may call `execute`
-or share one `SqliteEngine` at the same time: there is no shared mutable state.
+or share one `SqliteEngine` at the same time: each calling thread has its own worker.
 
 `QueryEngine` is the seam for other engines. Only SQLite is implemented; a server database would
 go through SQLAlchemy with a read-only role and the same guard, limits and result types.
@@ -23,6 +26,7 @@ go through SQLAlchemy with a read-only role and the same guard, limits and resul
 
 from __future__ import annotations
 
+import dataclasses
 import enum
 import logging
 import sqlite3
@@ -35,6 +39,7 @@ from typing import Any, Protocol
 
 from schemagraph.sql.errors import DatabaseFileError, LimitsError
 from schemagraph.sql.guard import DANGEROUS_FUNCTIONS, Refusal, RefusalRule, check_sql
+from schemagraph.sql.worker import DeadlinePassed, WorkerDied, call_with_deadline
 
 log = logging.getLogger(__name__)
 
@@ -145,14 +150,7 @@ class SqliteEngine:
         return self._path
 
     def run(self, sql: str, limits: Limits = DEFAULT_LIMITS) -> QueryOutcome:
-        started = time.perf_counter()
-        verdict = check_sql(sql, dialect=self.dialect)
-        if isinstance(verdict, Refusal):
-            log.debug("refused (%s): %s", verdict.rule, verdict.message)
-            return QueryError(
-                ErrorKind.REFUSED, verdict.message, verdict.rule, _elapsed_ms(started)
-            )
-        return run_unguarded(self._path, sql, limits, started=started)
+        return _in_worker(_run_guarded, self._path, sql, limits)
 
 
 def execute(
@@ -216,17 +214,48 @@ def connect_read_only(db_path: Path, *, busy_timeout_s: float = 5.0) -> sqlite3.
     return connection
 
 
-def run_unguarded(
-    db_path: Path, sql: str, limits: Limits, *, started: float | None = None
-) -> QueryOutcome:
+def run_unguarded(db_path: Path, sql: str, limits: Limits) -> QueryOutcome:
     """Execute `sql` with the engine-level locks and limits only (no sqlglot guard).
 
-    Public so that tests can show the authorizer alone denies writes; callers want `execute`.
+    For callers that already guarded the SQL, and for tests showing that the authorizer alone
+    denies writes; other callers want `execute`.
     """
-    started = time.perf_counter() if started is None else started
+    return _in_worker(_run_here, db_path, sql, limits)
+
+
+def _in_worker(
+    function: Callable[[Path, str, Limits, float], QueryOutcome],
+    db_path: Path,
+    sql: str,
+    limits: Limits,
+) -> QueryOutcome:
+    """`function` in a worker process that is killed if it outlives the deadline."""
+    started = time.perf_counter()
+    try:
+        outcome = call_with_deadline(function, (db_path, sql, limits), limits.timeout_s)
+    except DeadlinePassed:
+        log.debug("query worker killed at the deadline")
+        return QueryError(ErrorKind.TIMEOUT, _timeout_message(limits), None, _elapsed_ms(started))
+    except WorkerDied as exc:
+        message = f"the process running the query ended without an answer ({exc})"
+        return QueryError(ErrorKind.ERROR, message, None, _elapsed_ms(started))
+    return dataclasses.replace(outcome, elapsed_ms=_elapsed_ms(started))
+
+
+def _run_guarded(db_path: Path, sql: str, limits: Limits, deadline: float) -> QueryOutcome:
+    """In the worker: the sqlglot guard, then the engine."""
+    verdict = check_sql(sql, dialect="sqlite")
+    if isinstance(verdict, Refusal):
+        log.debug("refused (%s): %s", verdict.rule, verdict.message)
+        return QueryError(ErrorKind.REFUSED, verdict.message, verdict.rule)
+    return _run_here(db_path, sql, limits, deadline)
+
+
+def _run_here(db_path: Path, sql: str, limits: Limits, deadline: float) -> QueryOutcome:
+    """In the worker: run `sql` on a read-only connection, interrupted at `deadline`."""
+    started = time.perf_counter()
     denied: list[str] = []
     interrupted: list[bool] = []
-    deadline = time.monotonic() + limits.timeout_s
     try:
         connection = connect_read_only(db_path, busy_timeout_s=min(limits.timeout_s, 5.0))
     except sqlite3.Error as exc:
@@ -235,7 +264,7 @@ def run_unguarded(
         connection.set_authorizer(_recording(read_only_authorizer, denied))
         handler = _deadline_handler(deadline, interrupted)
         connection.set_progress_handler(handler, PROGRESS_EVERY_OPCODES)
-        with _Watchdog(connection, limits.timeout_s, interrupted):
+        with _Watchdog(connection, max(0.0, deadline - time.monotonic()), interrupted):
             return _fetch(connection, sql, limits, started)
     except (sqlite3.Error, sqlite3.Warning) as exc:
         return _error_outcome(exc, denied, bool(interrupted), limits, started)
@@ -286,13 +315,16 @@ def _error_outcome(
         return QueryError(ErrorKind.REFUSED, message, RefusalRule.AUTHORIZER, elapsed)
     if interrupted:
         log.debug("query interrupted after %.0f ms", elapsed)
-        return QueryError(
-            ErrorKind.TIMEOUT,
-            f"interrupted after the {limits.timeout_s:g} s time limit",
-            None,
-            elapsed,
-        )
+        return QueryError(ErrorKind.TIMEOUT, _timeout_message(limits), None, elapsed)
+    if "too big" in str(exc):
+        limit = ENGINE_MAX_LENGTH // 2**20
+        message = f"a string or blob would exceed the engine's {limit} MiB limit ({exc})"
+        return QueryError(ErrorKind.ERROR, message, None, elapsed)
     return QueryError(ErrorKind.ERROR, f"{type(exc).__name__}: {exc}", None, elapsed)
+
+
+def _timeout_message(limits: Limits) -> str:
+    return f"interrupted after the {limits.timeout_s:g} s time limit"
 
 
 def _recording(

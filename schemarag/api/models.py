@@ -177,7 +177,8 @@ class GenerateRequestBody(BaseModel):
 
 
 class GenerateResponse(BaseModel):
-    """`sql` is null when no SQL was produced (see `trace`) or the retriever abstained."""
+    """`sql` is null when no SQL was produced (see `trace`), the guard refused the model's SQL
+    (`refused` says why), or the retriever abstained."""
 
     model_config = _RESPONSE
 
@@ -185,6 +186,7 @@ class GenerateResponse(BaseModel):
     db_id: str | None
     strategy: str | None
     sql: str | None
+    refused: str | None = None
     tables: list[str]
     presql: str | None
     hardness: str | None

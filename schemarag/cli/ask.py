@@ -179,6 +179,10 @@ def cmd_ask(args: argparse.Namespace) -> int:
     else:
         for line in describe(result):
             print(line)
+    refused = result.generation.refused if result.generation is not None else None
+    if refused is not None:
+        print(f"schemarag: refused: {refused}", file=sys.stderr)
+        return 1
     if result.sql is None:
         print("schemarag: no SQL was generated (see the trace)", file=sys.stderr)
         return 1
@@ -245,6 +249,8 @@ def _event_text(event: dict[str, Any]) -> str:
             for c in event["items"]
         ]
         return "\n    " + "\n    ".join(parts)
+    if stage == "guard":
+        return f"refused {event['sql']}: {event['refused']}"
     if stage == "selection":
         return f"{event['method']} chose position {event['position']}: {event['reason']}"
     return str(event.get("sql") or event.get("reply") or "")

@@ -97,6 +97,7 @@ def cmd_actor_critic(args: argparse.Namespace) -> int:
     report = bench_actor_critic.run_actor_critic_bench(
         db, trials=args.trials, seed=args.seed, progress=_progress("grid points")
     )
+    print(report["meaning"])
     for line in bench_actor_critic.table_lines(report):
         print(line)
     summary = report["summary"]

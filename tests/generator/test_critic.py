@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import itertools
+import random
 
 import pytest
 
 from generator import ActorCriticConfig, actor_critic, build_prompt, expected_accuracy
-from generator.bench_actor_critic import run_actor_critic_bench
+from generator.bench_actor_critic import GOLD, WRONG, run_actor_critic_bench, scripted_critic
 from generator.errors import GeneratorConfigError
 from generator.execution import Runner
-from providers import LLMRequest, ScriptedLLM
+from generator.verdicts import parse_verdict
+from providers import LLMRequest, Message, ScriptedLLM
 from schemagraph import Database
 
 QUESTION = "How many singers are from France?"
@@ -124,14 +126,39 @@ def test_theorem_one_closed_forms() -> None:
         assert expected_accuracy(p, 0.3, 0.4, 1) == pytest.approx(p)
         # a perfect critic: wrong only if all z attempts are wrong
         assert expected_accuracy(p, 0.0, 0.0, z) == pytest.approx(1 - (1 - p) ** z)
-        # a critic that accepts everything: the first attempt decides
-        assert expected_accuracy(p, 0.0, 1.0, z) == pytest.approx(p)
-    # a critic that rejects everything: the last, unchecked attempt decides
-    assert expected_accuracy(0.4, 1.0, 0.0, 4) == pytest.approx(0.4)
+        # a critic that accepts everything (q = 1, s = 0): the first attempt decides
+        assert expected_accuracy(p, 1.0, 0.0, z) == pytest.approx(p)
+    # a critic that rejects everything (q = 0, s = 1): the last, unchecked attempt decides
+    assert expected_accuracy(0.4, 0.0, 1.0, 4) == pytest.approx(0.4)
+    # a critic that accepts every wrong query but rejects some correct ones is worse than none
+    assert expected_accuracy(0.5, 1.0, 0.5, 3) < 0.5
     with pytest.raises(GeneratorConfigError):
         expected_accuracy(1.2, 0, 0, 1)
     with pytest.raises(GeneratorConfigError):
         expected_accuracy(0.5, 0, 0, 0)
+
+
+def test_theorem_one_matches_the_papers_worked_example() -> None:
+    # AC-SQL: q is the chance a wrong query is accepted, s that a correct one is rejected
+    assert expected_accuracy(0.3774, 0.2541, 0.1973, 5) == pytest.approx(0.6334, abs=5e-5)
+    p, q, s = 0.3774, 0.2541, 0.1973
+    rejected = p * s + (1 - p) * (1 - q)
+    accepted_correct = p * (1 - s)
+    by_hand = sum(accepted_correct * rejected**k for k in range(4)) + rejected**4 * p
+    assert expected_accuracy(p, q, s, 5) == pytest.approx(by_hand)
+
+
+@pytest.mark.parametrize(
+    ("q", "s", "gold_accepted", "wrong_accepted"),
+    [(1.0, 0.0, True, True), (0.0, 1.0, False, False), (1.0, 1.0, False, True)],
+)
+def test_the_simulated_critic_uses_the_papers_q_and_s(
+    q: float, s: float, gold_accepted: bool, wrong_accepted: bool
+) -> None:
+    critic = scripted_critic(q, s, random.Random(0))
+    for sql, accepted in ((GOLD, gold_accepted), (WRONG[0], wrong_accepted)):
+        reply = critic.complete("", [Message.user(f"<sql>\n{sql}\n</sql>")]).text
+        assert parse_verdict(reply) is accepted, (sql, reply)
 
 
 def test_simulation_through_the_loop_agrees_with_theorem_one(concert: Database) -> None:

@@ -38,6 +38,21 @@ def test_extracts_sql_from_common_reply_shapes(reply: str, expected: str) -> Non
 
 
 @pytest.mark.parametrize(
+    ("reply", "expected"),
+    [
+        ("DROP TABLE singer;", "DROP TABLE singer"),
+        ("```sql\nDELETE FROM singer\n```", "DELETE FROM singer"),
+        ("Sure.\nSQL: PRAGMA table_info(singer)\n\nDone.", "PRAGMA table_info(singer)"),
+        ("VACUUM", "VACUUM"),
+    ],
+)
+def test_a_statement_that_is_not_a_query_comes_back_for_the_guard_to_refuse(
+    reply: str, expected: str
+) -> None:
+    assert extract_sql(reply) == expected
+
+
+@pytest.mark.parametrize(
     "reply",
     [
         "",
@@ -46,6 +61,8 @@ def test_extracts_sql_from_common_reply_shapes(reply: str, expected: str) -> Non
         "I will select the right rows for you.",
         "```\n\n```",
         "True",
+        "We should drop the table and update it.",
+        "Update: nothing to change.",
     ],
 )
 def test_replies_without_a_query_give_none(reply: str) -> None:

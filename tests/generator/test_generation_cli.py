@@ -150,6 +150,24 @@ def test_ask_exits_1_when_no_sql_comes_back(capsys: pytest.CaptureFixture[str]) 
     assert "no SQL was generated" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize(
+    ("reply", "reason"),
+    [
+        ("DROP TABLE singer;", "DROP TABLE modifies the database"),
+        ("```sql\nPRAGMA table_info(singer)\n```", "PRAGMA is not a query"),
+        ("SQL: VACUUM", "VACUUM is not a query"),
+    ],
+)
+def test_ask_says_refused_when_the_model_replies_with_a_statement_that_is_not_a_query(
+    reply: str, reason: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code = main(["ask", "q", "--db", "concert_singer", "--llm", f"scripted:{reply}", "--execute"])
+    assert code == 1
+    out, err = capsys.readouterr()
+    assert err.startswith(f"schemarag: refused: {reason}") and err.count("\n") == 1
+    assert "SQL:\n  (none)" in out and "guard: refused" in out
+
+
 def test_bench_actor_critic_writes_the_contract(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

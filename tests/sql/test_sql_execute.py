@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import hashlib
+import os
+import signal
 import sqlite3
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -22,6 +24,7 @@ from schemagraph.sql import (
     read_only_authorizer,
 )
 from schemagraph.sql.execute import TRUNCATION_MARKER, connect_read_only, run_unguarded
+from schemagraph.sql.worker import WorkerDied, call_with_deadline
 
 
 def file_sha256(path: Path) -> str:
@@ -146,6 +149,69 @@ def test_queries_with_slow_single_steps_are_stopped_too(concert_db: Path) -> Non
     outcome = execute(concert_db, sql, timeout_s=0.3)
     assert isinstance(outcome, QueryError) and outcome.kind is ErrorKind.TIMEOUT
     assert outcome.elapsed_ms < 10_000
+
+
+def _numbers(n: int) -> str:
+    return f"(WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < {n}) " + (
+        "SELECT x FROM c)"
+    )
+
+
+SLOW_SINGLE_CALLS = {
+    # One function call is one SQLite opcode, which no interrupt stops: the worker is killed.
+    "printf_repeat": ("SELECT printf('%.*c', 2000000000, 'x')", ErrorKind.TIMEOUT),
+    "like_long_pattern": (
+        "SELECT printf('%.*c', 5000000, 'a') LIKE ('%' || printf('%.*c', 40000, 'a') || 'b')",
+        ErrorKind.TIMEOUT,
+    ),
+    "json_patch": (
+        f"SELECT json_patch((SELECT json_group_object(x, x) FROM {_numbers(20000)}), "
+        f"(SELECT json_group_object(x + 20000, x) FROM {_numbers(20000)}))",
+        ErrorKind.TIMEOUT,
+    ),
+    # Over the engine's length limit: refused by SQLite at once.
+    "zeroblob": ("SELECT length(zeroblob(2000000000))", ErrorKind.ERROR),
+    "randomblob": ("SELECT length(randomblob(2000000000))", ErrorKind.ERROR),
+    "replace_growth": (
+        "SELECT length(replace(printf('%.*c', 60000000, 'a'), 'a', 'aaaa'))",
+        ErrorKind.ERROR,
+    ),
+    # Deep recursion: a never-ending recursive CTE, and expressions nested past every limit.
+    "never_ending_cte": (NEVER_ENDING_CTE, ErrorKind.TIMEOUT),
+    "nested_parentheses": ("SELECT " + "(" * 3000 + "1" + ")" * 3000, ErrorKind.REFUSED),
+    "deep_expression": ("SELECT " + " + ".join(["1"] * 20000), ErrorKind.ERROR),
+}
+
+
+@pytest.mark.parametrize("name", sorted(SLOW_SINGLE_CALLS))
+def test_the_deadline_holds_for_every_statement(name: str, concert_db: Path) -> None:
+    sql, kind = SLOW_SINGLE_CALLS[name]
+    before = file_sha256(concert_db)
+    outcome = execute(concert_db, sql, timeout_s=1.0)
+    assert isinstance(outcome, QueryError) and outcome.kind is kind, outcome
+    assert outcome.elapsed_ms <= 1_500, outcome
+    assert file_sha256(concert_db) == before
+    if name in ("zeroblob", "replace_growth"):
+        assert "64 MiB limit" in outcome.message
+
+
+def test_after_a_killed_query_the_next_one_runs(concert_db: Path) -> None:
+    engine = SqliteEngine(concert_db)
+    stuck = engine.run(SLOW_SINGLE_CALLS["printf_repeat"][0], Limits(timeout_s=0.3))
+    assert isinstance(stuck, QueryError) and stuck.kind is ErrorKind.TIMEOUT
+    after = engine.run("SELECT count(*) FROM singer", Limits(timeout_s=5))
+    assert isinstance(after, QueryResult) and after.rows == ((6,),)
+
+
+def _die(deadline: float) -> None:
+    """Run in a worker (imported there by reference): it dies as a crashing extension would."""
+    os.kill(os.getpid(), signal.SIGKILL)
+
+
+def test_a_worker_that_dies_is_an_error_not_a_hang() -> None:
+    with pytest.raises(WorkerDied, match="exit code -9"):
+        call_with_deadline(_die, (), timeout_s=5)
+    assert call_with_deadline(max, (1,), timeout_s=5) > 1  # max(1, deadline): a new worker
 
 
 def test_a_wide_cartesian_product_without_aggregation_stops_at_the_row_cap(

@@ -52,10 +52,14 @@ REFUSED = [
     ("BEGIN", RefusalRule.TRANSACTION),
     ("COMMIT", RefusalRule.TRANSACTION),
     ("ROLLBACK", RefusalRule.TRANSACTION),
-    ("REINDEX", RefusalRule.NOT_A_QUERY),
-    ("SAVEPOINT a", RefusalRule.NOT_A_QUERY),
+    ("REINDEX", RefusalRule.MAINTENANCE),
+    ("SAVEPOINT a", RefusalRule.TRANSACTION),
+    ("release savepoint a", RefusalRule.TRANSACTION),
     ("VALUES (1, 2)", RefusalRule.NOT_A_QUERY),
-    ("EXPLAIN SELECT 1", RefusalRule.COMMAND),
+    ("EXPLAIN SELECT 1", RefusalRule.NOT_A_QUERY),
+    ("EXPLAIN QUERY PLAN SELECT 1", RefusalRule.NOT_A_QUERY),
+    ("SELECT * FROM pragma_table_info('singer')", RefusalRule.PRAGMA),
+    ("SELECT * FROM json_each('[1, 2]')", RefusalRule.TABLE_FUNCTION),
     ("SELECT load_extension('/tmp/evil.so')", RefusalRule.DANGEROUS_FUNCTION),
     ("SELECT name FROM singer WHERE LOAD_EXTENSION('x') IS NULL", RefusalRule.DANGEROUS_FUNCTION),
     ("SELECT readfile('/etc/passwd')", RefusalRule.DANGEROUS_FUNCTION),
@@ -64,6 +68,24 @@ REFUSED = [
     ("SELECT * FROM sqlite_dbpage", RefusalRule.DANGEROUS_FUNCTION),
     ("SELECT FROM WHERE (", RefusalRule.PARSE_ERROR),
 ]
+
+
+NAMED_REASONS = [
+    ("SELECT * FROM pragma_table_info('x')", "table-valued PRAGMA function pragma_table_info"),
+    ("SAVEPOINT a", "SAVEPOINT is not a query"),
+    ("EXPLAIN SELECT 1", "EXPLAIN is not a query"),
+    ("VACUUM", "VACUUM is not a query"),
+    ("REPLACE INTO singer (name) VALUES ('x')", "REPLACE modifies the database"),
+]
+
+
+@pytest.mark.parametrize(("sql", "reason"), NAMED_REASONS)
+def test_refusals_name_the_real_reason_without_sqlglot_warnings(
+    sql: str, reason: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    verdict = check_sql(sql)
+    assert isinstance(verdict, Refusal) and reason in verdict.message, verdict
+    assert "Falling back" not in caplog.text
 
 
 @pytest.mark.parametrize("sql", ACCEPTED)

@@ -1,0 +1,165 @@
+"""Run a call in a worker process that is killed when its deadline passes.
+
+SQLite looks for an interrupt between opcodes, and one opcode can run for minutes:
+`printf('%.*c', 2000000000, 'x')`, `LIKE` with a long pattern on a long string, `trim` with a
+large set. Nothing inside the process can stop such a call, so untrusted queries run in worker
+processes: the caller waits until the deadline, and if no answer came, kills the worker. The
+next call gets a fresh one.
+
+A worker is a fresh interpreter (`python -c`, running `serve`): it shares none of the
+caller's threads, locks or models, and never re-runs the caller's main script, as
+multiprocessing's spawn and forkserver would. Workers are kept between calls and used by one
+calling thread at a time; up to `MAX_IDLE` idle workers are kept. A call costs well under a
+millisecond of inter-process traffic on top of the query; starting a worker costs about 0.3 s,
+paid once per calling thread; a killed worker is replaced in the background.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable
+from multiprocessing.connection import Connection
+from typing import Any, TypeVar
+
+MAX_IDLE = 4
+STARTUP_TIMEOUT_S = 60.0
+KILL_GRACE_S = 0.2
+"""How long after its deadline a worker that has not answered is killed."""
+_WORKER_MAIN = (
+    "import sys; from schemagraph.sql.worker import serve; serve(sys.argv[1], sys.argv[2])"
+)
+
+T = TypeVar("T")
+
+
+class DeadlinePassed(Exception):
+    """No answer before the deadline; the worker was killed."""
+
+
+class WorkerDied(Exception):
+    """The worker process ended without answering (killed from outside, or crashed)."""
+
+
+class _Worker:
+    def __init__(self) -> None:
+        worker_reads, caller_writes = os.pipe()
+        caller_reads, worker_writes = os.pipe()
+        env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
+        self._process = subprocess.Popen(
+            [sys.executable, "-c", _WORKER_MAIN, str(worker_reads), str(worker_writes)],
+            pass_fds=(worker_reads, worker_writes),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            env=env,
+        )
+        os.close(worker_reads)
+        os.close(worker_writes)
+        self._sender = Connection(caller_writes, readable=False)
+        self._receiver = Connection(caller_reads, writable=False)
+        # The worker says when it has imported what calls need.
+        if not self._receiver.poll(STARTUP_TIMEOUT_S):
+            self.kill()
+            raise WorkerDied(f"it did not start within {STARTUP_TIMEOUT_S:g} s")
+        try:
+            self._receiver.recv()
+        except EOFError:
+            raise WorkerDied(f"it did not start: exit code {self._process.wait()}") from None
+
+    def call(self, function: Callable[..., T], args: tuple[Any, ...], deadline: float) -> T:
+        try:
+            self._sender.send((function, (*args, deadline)))
+        except OSError:
+            raise WorkerDied(f"exit code {self._process.poll()}") from None
+        if not self._receiver.poll(max(0.0, deadline - time.monotonic()) + KILL_GRACE_S):
+            raise DeadlinePassed
+        try:
+            ok, value = self._receiver.recv()
+        except EOFError:
+            raise WorkerDied(f"exit code {self._process.wait(1.0)}") from None
+        if not ok:
+            raise value
+        return value
+
+    def kill(self) -> None:
+        """Kill at once; `wait` reaps the process (it may take a moment to free its memory)."""
+        self._process.kill()
+        self._sender.close()
+        self._receiver.close()
+
+    def wait(self) -> None:
+        self._process.wait()
+
+
+_idle: list[_Worker] = []
+_lock = threading.Lock()
+
+
+def call_with_deadline(function: Callable[..., T], args: tuple[Any, ...], timeout_s: float) -> T:
+    """`function(*args, deadline)` in a worker process, where `deadline` is the
+    `time.monotonic()` value by which it should return, `timeout_s` from now: starting a worker
+    counts (both must pickle; `function` by reference).
+
+    Raises `DeadlinePassed` if no answer came `KILL_GRACE_S` after the deadline, `WorkerDied`
+    if the worker ended without one, and whatever `function` raised.
+    """
+    deadline = time.monotonic() + timeout_s
+    worker = _take()
+    try:
+        result = worker.call(function, args, deadline)
+    except BaseException as exc:
+        if isinstance(exc, Exception) and not isinstance(exc, DeadlinePassed | WorkerDied):
+            _give_back(worker)  # the function raised; the worker is idle again
+        else:
+            worker.kill()  # stuck, dead, or the caller was interrupted mid-call
+            threading.Thread(target=_replace, args=(worker,), daemon=True).start()
+        raise
+    _give_back(worker)
+    return result
+
+
+def _take() -> _Worker:
+    with _lock:
+        if _idle:
+            return _idle.pop()
+    return _Worker()
+
+
+def _give_back(worker: _Worker) -> None:
+    with _lock:
+        if len(_idle) < MAX_IDLE:
+            _idle.append(worker)
+            return
+    worker.kill()
+    worker.wait()
+
+
+def _replace(killed: _Worker) -> None:
+    """Reap a killed worker and start a new one, off the caller's time."""
+    killed.wait()
+    with contextlib.suppress(OSError, WorkerDied):  # the next call starts one and says why
+        _give_back(_Worker())
+
+
+def serve(reads: str, writes: str) -> None:
+    """The worker's loop, on the pipes' file descriptors: one call at a time until the caller
+    closes its end."""
+    receiver = Connection(int(reads), writable=False)
+    sender = Connection(int(writes), readable=False)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the caller's to handle
+    sender.send(None)
+    while True:
+        try:
+            function, args = receiver.recv()
+        except EOFError:
+            return
+        try:
+            reply: tuple[bool, Any] = (True, function(*args))
+        except Exception as exc:
+            reply = (False, exc)
+        sender.send(reply)
