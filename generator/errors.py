@@ -27,7 +27,7 @@ class PromptBudgetError(GeneratorError):
 
 
 class NoDataError(GeneratorError):
-    """Execution was asked for on a database that has no SQLite file."""
+    """Execution was asked for on a database that has no SQLite file (and no server URL)."""
 
 
 class RetrievalNeededError(GeneratorError):

@@ -2,7 +2,8 @@
 
 A `Candidate` is one generated query (or a reply without one), tagged with the model, the
 temperature, the sample number and its generation order. `run_candidates` executes them with a
-`Runner` (by default `sqlite_runner`: guard, read-only engine, time limit, row cap) and returns
+`Runner` (by default `database_runner`: guard, read-only engine, time limit, row cap, on the
+database's SQLite file or live server) and returns
 `Executed` values; `result_key` is the canonical form used to group equal results for voting
 (row order ignored, column order ignored, `1 == 1.0`).
 """
@@ -18,7 +19,17 @@ from typing import Any
 from generator.errors import NoDataError
 from generator.text import clip
 from schemagraph import Database
-from schemagraph.sql import Limits, QueryError, QueryOutcome, QueryResult, SqliteEngine
+from schemagraph.sql import (
+    Limits,
+    QueryError,
+    QueryOutcome,
+    QueryResult,
+    SqliteEngine,
+    database_names,
+    live_engine,
+    runs_queries,
+    translate,
+)
 
 Runner = Callable[[str], QueryOutcome]
 """Runs one query on one database and returns its outcome (never raises for a bad query)."""
@@ -88,13 +99,31 @@ def sqlite_runner(db_path: str | Path, limits: Limits = DEFAULT_RUN_LIMITS) -> R
 
 
 def database_runner(db: Database, limits: Limits = DEFAULT_RUN_LIMITS) -> Runner:
-    """`sqlite_runner` for a catalog database; `NoDataError` when it has no SQLite file."""
-    if db.path is None:
-        raise NoDataError(
-            f"database {db.id!r} has no SQLite file, so its queries cannot be run; load it from "
-            "a spider: or sqlite: source that has the data"
-        )
-    return sqlite_runner(db.path, limits)
+    """A `Runner` for a catalog database: `sqlite_runner` on its SQLite file, or the live engine
+    of its server (`db.url`, PostgreSQL or DuckDB: the query, written in SQLite's SQL as the
+    prompts ask, is translated to the server's, guarded and run in a read-only transaction with
+    the same limits). `NoDataError` when it has neither."""
+    if db.path is not None:
+        return sqlite_runner(db.path, limits)
+    if db.url is not None:
+        if not runs_queries(db.url):
+            raise NoDataError(
+                f"database {db.id!r} is on a server where schemarag does not run queries "
+                "(PostgreSQL, DuckDB and SQLite only)"
+            )
+        engine = live_engine(db.url, db.schema)
+        names = database_names(db)
+
+        def run(sql: str) -> QueryOutcome:
+            return engine.run(
+                translate(sql, read="sqlite", write=engine.dialect, names=names), limits
+            )
+
+        return run
+    raise NoDataError(
+        f"database {db.id!r} has no SQLite file and no server URL, so its queries cannot be run; "
+        "load it from a spider: or sqlite: source that has the data, or from a database URL"
+    )
 
 
 def cached_runner(runner: Runner) -> Runner:

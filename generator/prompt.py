@@ -138,8 +138,9 @@ class Prompt:
 
 
 def prompt_sample(db: Database, config: PromptConfig) -> DatabaseSample | None:
-    """The sampled rows prompts show for `db` (None without a data file or with 0 rows)."""
-    if config.sample_rows == 0 or db.path is None:
+    """The sampled rows prompts show for `db` (None without data, a file or a live server, or
+    with 0 rows)."""
+    if config.sample_rows == 0 or (db.path is None and db.url is None):
         return None
     return sample_database(
         db,

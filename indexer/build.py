@@ -224,10 +224,11 @@ def _build(
         done = journal.done_keys()
         remaining = [k for k in todo if k not in done]
         log.info(
-            "build %s: %d traversals to synthesize (%d already journaled), %d to remove",
+            "build %s: %d traversals to synthesize (%d already journaled), %d reused, %d to remove",
             build_id,
             len(remaining),
             len(todo) - len(remaining),
+            len(keyed) - len(todo),
             len(gone),
         )
         t0 = time.perf_counter()
@@ -260,6 +261,7 @@ def _build(
         traversals=len(traversals),
         synthesized_traversals=len(todo),
         removed_traversals=len(gone),
+        reused_traversals=len(keyed) - len(todo),
         removed_records=removed,
         questions=question_count,
         stats=stats,

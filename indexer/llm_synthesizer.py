@@ -12,6 +12,7 @@ traversal must not stop a build. Provider errors do propagate.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -170,9 +171,8 @@ def _items(value: Any) -> list[Any]:
 def _traversal_database(request: SynthesisRequest) -> Database:
     """`request.db` with only the traversal's tables, so that SQL using others is rejected."""
     db = request.db
-    return Database(
-        db.id, tuple(db.table(name) for name in request.traversal.tables), db.origin, db.path
-    )
+    tables = tuple(db.table(name) for name in request.traversal.tables)
+    return dataclasses.replace(db, tables=tables)  # keeps path, url and schema for execution
 
 
 def _previous_text(previous: Sequence[QAPair]) -> str:

@@ -27,6 +27,8 @@ class BuildReport:
     repaired: int = 0
     traversals_synthesized: int = 0
     traversals_removed: int = 0
+    traversals_reused: int = 0
+    """Traversals whose records were carried over from the previous build, not synthesized."""
     failed_traversals: int = 0
     reward_mean_initial: float = 0.0
     reward_mean_final: float = 0.0
@@ -52,6 +54,7 @@ class BuildReport:
             tables=catalog.table_count,
             traversals=traversals,
             questions=int(previous.get("questions", 0)),
+            traversals_reused=traversals,
             seconds=round(seconds, 3),
             up_to_date=True,
         )
@@ -64,6 +67,7 @@ class BuildReport:
         traversals: int,
         synthesized_traversals: int,
         removed_traversals: int,
+        reused_traversals: int,
         removed_records: int,
         questions: int,
         stats: Iterable[dict[str, Any]],
@@ -92,6 +96,7 @@ class BuildReport:
             repaired=int(totals.get("repaired", 0)),
             traversals_synthesized=synthesized_traversals,
             traversals_removed=removed_traversals,
+            traversals_reused=reused_traversals,
             reward_mean_initial=round(totals.get("reward_initial", 0.0) / chains, 3),
             reward_mean_final=round(totals.get("reward_final", 0.0) / chains, 3),
             reward_by_bucket_initial={
@@ -122,7 +127,8 @@ class BuildReport:
         out = [
             f"build {self.build_id}",
             f"  databases {self.databases}, tables {self.tables}, traversals {self.traversals} "
-            f"({self.traversals_synthesized} synthesized, {self.traversals_removed} removed)",
+            f"({self.traversals_reused} reused, {self.traversals_synthesized} synthesized, "
+            f"{self.traversals_removed} removed)",
             f"  questions in index {self.questions}; pairs synthesized {self.synthesized}, "
             f"dropped {self.dropped}, repaired {self.repaired}, records removed {self.removed}",
             f"  reward mean: initial {self.reward_mean_initial:.2f} -> final "

@@ -2,7 +2,8 @@
 
 A pair is kept only when its SQL parses as one read-only query, references only tables and columns
 of its database (sqlglot `qualify` against the catalog), and, when the database has data, runs
-without error through the SQL toolkit's safe executor. The record's tables are the tables the SQL
+without error through the SQL toolkit's safe executor (on a live server, through its live engine:
+one engine, and a few kept connections, per database). The record's tables are the tables the SQL
 uses, named as the catalog writes them.
 """
 
@@ -20,6 +21,7 @@ from schemagraph import Database
 from schemagraph.model import fold
 from schemagraph.sql.execute import Limits, run_unguarded
 from schemagraph.sql.guard import Refusal, check_sql
+from schemagraph.sql.live_engine import database_names, live_engine, runs_queries, translate
 
 DIALECT = "sqlite"
 
@@ -62,10 +64,19 @@ def validate_sql(
         qualify(tree.copy(), schema=_schema(db), dialect=DIALECT, validate_qualify_columns=True)
     except SqlglotError as exc:
         return Validation(False, f"bad column reference: {str(exc).splitlines()[0]}")
-    if execute_sql and db.path is not None:
-        # The guard already passed above; the engine still enforces read-only, the authorizer
-        # and the limits, so parsing the SQL a second time would add nothing.
-        outcome = run_unguarded(db.path, sql, Limits(timeout_s=timeout_s, max_rows=1))
+    live = db.url is not None and runs_queries(db.url)  # other servers: not run, as DDL
+    if execute_sql and (db.path is not None or live):
+        limits = Limits(timeout_s=timeout_s, max_rows=1)
+        if db.path is not None:
+            # The guard already passed above; the engine still enforces read-only, the
+            # authorizer and the limits, so parsing the SQL a second time would add nothing.
+            outcome = run_unguarded(db.path, sql, limits)
+        else:  # a live server: translated to its SQL, guarded in its dialect, read-only
+            assert db.url is not None
+            engine = live_engine(db.url, db.schema)
+            names = database_names(db)
+            server_sql = translate(sql, read=DIALECT, write=engine.dialect, names=names)
+            outcome = engine.run(server_sql, limits)
         if not outcome.ok:
             return Validation(False, f"fails to run: {getattr(outcome, 'message', '')}")
     order = [t.name for t in db.tables if fold(t.name) in used]

@@ -16,7 +16,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
-from schemagraph.connect import is_url
+from schemagraph.connect import is_url, masked
 from schemagraph.errors import SourceError
 from schemagraph.model import Catalog
 from schemagraph.sources.ddl import load_ddl
@@ -31,6 +31,7 @@ __all__ = [
     "load_source",
     "load_spider",
     "load_sqlite",
+    "resolve_url",
 ]
 
 KINDS = ("spider", "sqlite", "ddl")
@@ -71,6 +72,19 @@ def load_source(
     if kind == "sqlite":
         return load_sqlite(path)
     return load_ddl(path, dialect)
+
+
+def resolve_url(spec: str, environ: Mapping[str, str] | None = None) -> str:
+    """The database URL `spec` is, or holds (`env:NAME`); SourceError when it is neither (the
+    message never shows the URL's password)."""
+    url = _url_of(spec, environ)
+    if url is None:
+        raise SourceError(
+            f"{masked(spec)}: not a database URL; write DIALECT[+DRIVER]://USER@HOST/DATABASE "
+            "(e.g. postgresql://reader@db.internal/warehouse, duckdb:///data/shop.duckdb) or "
+            "env:NAME"
+        )
+    return url
 
 
 def _url_of(spec: str, environ: Mapping[str, str] | None) -> str | None:

@@ -7,6 +7,8 @@ results. Modules, each named after what it does:
 - `guard`     sqlglot allow-list: one read-only query, or a `Refusal` naming the rule;
 - `execute`   `execute` / `SqliteEngine`: guard + `mode=ro` + authorizer + time, row and value
               limits; returns `QueryResult` or `QueryError`, never raises for a bad query;
+- `live_engine` `LiveEngine` / `live_engine(url, schema)`: the same for a PostgreSQL server or a
+              DuckDB file (guard in its dialect + read-only transaction or connection);
 - `compare`   Spider test-suite, BIRD and relaxed (subset-of-columns) result equality;
 - `hardness`  Spider hardness (easy / medium / hard / extra) from the sqlglot tree;
 - `tables`    the tables a query reads;
@@ -60,6 +62,14 @@ from schemagraph.sql.hardness import (
     hardness_counts,
     spider_hardness,
 )
+from schemagraph.sql.live_engine import (
+    LiveEngine,
+    close_engines,
+    database_names,
+    live_engine,
+    runs_queries,
+    translate,
+)
 from schemagraph.sql.tables import tables_in_sql, tables_in_tree
 
 __all__ = [
@@ -78,6 +88,7 @@ __all__ = [
     "LevelScore",
     "Limits",
     "LimitsError",
+    "LiveEngine",
     "QueryEngine",
     "QueryError",
     "QueryOutcome",
@@ -90,19 +101,24 @@ __all__ = [
     "bird_result_eq",
     "check_sql",
     "classify_hardness",
+    "close_engines",
+    "database_names",
     "evaluate_cases",
     "evaluate_files",
     "execute",
     "gold_orders_rows",
     "hardness_counts",
     "is_allowed",
+    "live_engine",
     "load_cases",
     "read_only_authorizer",
     "relaxed_result_eq",
     "remove_distinct",
     "results_match",
+    "runs_queries",
     "spider_hardness",
     "spider_result_eq",
     "tables_in_sql",
     "tables_in_tree",
+    "translate",
 ]

@@ -20,8 +20,9 @@ text or blob values longer than `max_value_bytes` are cut with a marker.
 Every call opens its own connection and closes it, so any number of threads may call `execute`
 or share one `SqliteEngine` at the same time: each calling thread has its own worker.
 
-`QueryEngine` is the seam for other engines. Only SQLite is implemented; a server database would
-go through SQLAlchemy with a read-only role and the same guard, limits and result types.
+`QueryEngine` is the seam for other engines: `live_engine.LiveEngine` runs queries on a
+PostgreSQL server or a DuckDB file with the same guard (in the server's dialect), limits and
+result types.
 """
 
 from __future__ import annotations

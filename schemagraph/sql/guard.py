@@ -15,13 +15,28 @@ included). Everything else is refused with a `RefusalRule` that says which rule 
   cannot let SQLite declare their virtual tables, so they would fail later with a confusing
   message.
 
+Server dialects (`dialect="postgres"`, `"duckdb"`) add their own deny-lists:
+
+- PostgreSQL: functions that read or list server files (`pg_read_file`, `pg_ls_dir`, ...), large
+  objects (`lo_import`, `lo_export`, ...), `dblink*`, `pg_sleep*`, `set_config`, signalling and
+  administration (`pg_terminate_backend`, `pg_reload_conf`, ...), advisory locks, sequences
+  (`nextval`), functions that run a query given as text (`query_to_xml`, `ts_stat`), and
+  `SELECT ... FOR UPDATE/SHARE` (row locks). Table-valued functions such as `generate_series` and
+  `unnest` are allowed. COPY, SET ROLE, DO, CALL, LOCK, PREPARE/EXECUTE are refused as statements.
+- DuckDB: table functions other than `range`, `generate_series` and `unnest` (they read files,
+  URLs or run SQL given as text: `read_csv`, `read_parquet`, `read_text`, `glob`, `query`, ...),
+  a file name used as a table (`FROM '/etc/passwd'`), `getenv`; COPY, INSTALL, LOAD, ATTACH, SET
+  are refused as statements.
+
 The guard is the first of two locks. `execute` also opens the file read-only and installs an
-SQLite authorizer, so a statement the parser misreads still cannot write (see `execute.py`).
+SQLite authorizer, so a statement the parser misreads still cannot write (see `execute.py`); the
+server engines (`live_engine.py`) run in a read-only transaction or connection.
 """
 
 from __future__ import annotations
 
 import enum
+import re
 from dataclasses import dataclass
 
 from sqlglot import exp
@@ -48,8 +63,12 @@ class RefusalRule(enum.StrEnum):
     DANGEROUS_FUNCTION = "dangerous_function"
     TABLE_FUNCTION = "table_function"
     NOT_A_QUERY = "not_a_query"
+    LOCK = "lock"
     AUTHORIZER = "authorizer"
     """Not raised by the guard: the SQLite authorizer denied an action at prepare time."""
+    ENGINE = "engine"
+    """Not raised by the guard: a server engine refused (PostgreSQL's read-only transaction or a
+    missing privilege; DuckDB's parser found no single SELECT, or its file access is off)."""
 
 
 DANGEROUS_FUNCTIONS: frozenset[str] = frozenset(
@@ -81,6 +100,90 @@ DANGEROUS_TABLES: frozenset[str] = frozenset(
 TABLE_FUNCTIONS: frozenset[str] = frozenset({"json_each", "json_tree", "dbstat", "sqlite_stmt"})
 """Eponymous virtual tables SQLite offers by name; like `pragma_*` and any table-valued call,
 refused: the read-only authorizer denies the schema entry SQLite makes to declare them."""
+
+SERVER_DANGEROUS_FUNCTIONS: dict[str, frozenset[str]] = {
+    "postgres": frozenset(
+        {
+            "set_config",
+            "nextval",
+            "setval",
+            "query_to_xml",
+            "query_to_xmlschema",
+            "query_to_xml_and_xmlschema",
+            "cursor_to_xml",
+            "cursor_to_xmlschema",
+            "table_to_xml",
+            "table_to_xml_and_xmlschema",
+            "schema_to_xml",
+            "schema_to_xml_and_xmlschema",
+            "database_to_xml",
+            "database_to_xml_and_xmlschema",
+            "ts_stat",
+            "ts_rewrite",
+            "loread",
+            "lowrite",
+            "pg_notify",
+            "pg_stat_file",
+            "pg_current_logfile",
+        }
+    ),
+    "duckdb": frozenset({"getenv", "load_extension"}),
+}
+"""Per server dialect, lower-case names of functions the guard refuses, beside the prefixes in
+`SERVER_DANGEROUS_PREFIXES`: they read files, run SQL given as text, change settings or state."""
+
+SERVER_DANGEROUS_PREFIXES: dict[str, tuple[str, ...]] = {
+    "postgres": (
+        "pg_read_",  # pg_read_file, pg_read_binary_file
+        "pg_ls_",  # pg_ls_dir, pg_ls_logdir, pg_ls_waldir, pg_ls_tmpdir, ...
+        "pg_file_",  # adminpack: pg_file_write, pg_file_rename, pg_file_unlink
+        "lo_",  # lo_import, lo_export, lo_get, lo_put, lo_from_bytea, lo_unlink, ...
+        "dblink",
+        "pg_sleep",
+        "pg_terminate_",
+        "pg_cancel_",
+        "pg_reload_",
+        "pg_rotate_",
+        "pg_promote",
+        "pg_switch_",
+        "pg_create_",
+        "pg_drop_",
+        "pg_replication_",
+        "pg_logical_",
+        "pg_stat_reset",
+        "pg_backup_",
+        "pg_start_backup",
+        "pg_stop_backup",
+        "pg_import_",
+        "pg_advisory_",
+        "pg_try_advisory_",
+        "pg_wal_replay_",
+        "pg_log_backend_",
+    ),
+    "duckdb": (),
+}
+"""Per server dialect, prefixes of lower-case function names the guard refuses."""
+
+SERVER_TABLE_FUNCTIONS: dict[str, frozenset[str] | None] = {
+    "postgres": None,  # any, unless refused by name above
+    "duckdb": frozenset(
+        {
+            "range",
+            "generate_series",
+            "exploding_generate_series",
+            "unnest",
+            "explode",
+        }  # sqlglot's names
+    ),
+}
+"""Per server dialect, the table-valued functions allowed in FROM (None: any not refused by
+name). DuckDB's others read files or URLs, list the catalog or run SQL given as text."""
+
+_FILE_LIKE = re.compile(
+    r"[/\\*?~]|://|\.(csv|tsv|txt|parquet|json|jsonl|ndjson|gz|zst|xlsx|arrow|db|duckdb|sqlite3?)$",
+    re.IGNORECASE,
+)
+"""A DuckDB table name that is a file path, glob or URL (DuckDB reads `FROM 'file.csv'`)."""
 
 MAX_SQL_CHARS = 100_000
 """Longer SQL is refused before parsing (about 10 ms per 1,000 characters)."""
@@ -173,7 +276,7 @@ def check_sql(
         return Refusal(RefusalRule.EMPTY, "no statement to run")
     if len(trees) > 1:
         return _multiple(len(trees))
-    return _check_tree(trees[0], keyword)
+    return _check_tree(trees[0], keyword, _dialect_key(dialect), sql)
 
 
 def is_allowed(sql: str, *, dialect: str = "sqlite") -> bool:
@@ -200,8 +303,14 @@ def _keyword_refusal(keyword: str, rule: RefusalRule) -> Refusal:
     return Refusal(rule, f"{keyword} is not a query: {ONLY_QUERIES}")
 
 
-def _check_tree(tree: exp.Expr, keyword: str) -> Accepted | Refusal:
-    refusal = _check_root(tree, keyword) or _check_nodes(tree)
+def _dialect_key(dialect: str) -> str:
+    """The key of a dialect's deny-lists ("postgresql" and "postgres" alike)."""
+    name = dialect.lower()
+    return "postgres" if name in ("postgres", "postgresql") else name
+
+
+def _check_tree(tree: exp.Expr, keyword: str, dialect: str, sql: str) -> Accepted | Refusal:
+    refusal = _check_root(tree, keyword) or _check_nodes(tree, dialect, sql)
     if refusal is not None:
         return refusal
     if not isinstance(tree, exp.Query):  # unreachable after _check_root; narrows the type
@@ -224,7 +333,7 @@ def _check_root(tree: exp.Expr, keyword: str) -> Refusal | None:
     return None
 
 
-def _check_nodes(tree: exp.Expr) -> Refusal | None:
+def _check_nodes(tree: exp.Expr, dialect: str, sql: str) -> Refusal | None:
     for node in tree.walk():
         if isinstance(node, exp.Command):
             return _command_refusal(node)
@@ -237,10 +346,57 @@ def _check_nodes(tree: exp.Expr) -> Refusal | None:
             return Refusal(RefusalRule.NOT_A_QUERY, f"{_kind(node)} inside a query")
         if isinstance(node, exp.Select) and node.args.get("into") is not None:
             return Refusal(RefusalRule.SELECT_INTO, "SELECT ... INTO creates a table")
-        refusal = _function_refusal(node)
+        if isinstance(node, exp.Select) and node.args.get("locks"):
+            return Refusal(
+                RefusalRule.LOCK, "SELECT ... FOR UPDATE/SHARE locks rows: only plain reads may run"
+            )
+        if dialect in SERVER_DANGEROUS_FUNCTIONS:
+            refusal = _server_refusal(node, dialect, sql)
+        else:
+            refusal = _function_refusal(node)
         if refusal is not None:
             return refusal
     return None
+
+
+def _server_refusal(node: exp.Expr, dialect: str, sql: str) -> Refusal | None:
+    """The refusal of a function call or table in a server dialect's query, if any."""
+    name = _function_name(node)
+    if name is None:
+        return None
+    is_table = isinstance(node, exp.Table)
+    called = not is_table or isinstance(node.this, exp.Anonymous | exp.Func)
+    if called and (
+        name in SERVER_DANGEROUS_FUNCTIONS[dialect]
+        or name.startswith(SERVER_DANGEROUS_PREFIXES[dialect])
+    ):
+        return Refusal(
+            RefusalRule.DANGEROUS_FUNCTION,
+            f"{name} is not allowed: it reaches outside the database's tables or changes state",
+        )
+    if not is_table:
+        return None
+    allowed = SERVER_TABLE_FUNCTIONS.get(dialect)
+    if called:
+        if allowed is not None and name not in allowed:
+            return Refusal(
+                RefusalRule.TABLE_FUNCTION,
+                f"table function {name} is not allowed: only range, generate_series and unnest "
+                "may be used in FROM (others read files or run SQL given as text)",
+            )
+        return None
+    if dialect == "duckdb" and (_FILE_LIKE.search(node.name) or _single_quoted(node, sql)):
+        return Refusal(
+            RefusalRule.DANGEROUS_FUNCTION,
+            f"reading the file {node.name!r} is not allowed: only the database's tables are read",
+        )
+    return None
+
+
+def _single_quoted(table: exp.Expr, sql: str) -> bool:
+    """Whether a table's name was written as a string literal (`FROM 'data.csv'` in DuckDB)."""
+    start = table.this.meta.get("start") if isinstance(table.this, exp.Expr) else None
+    return isinstance(start, int) and sql[start : start + 1] == "'"
 
 
 def _function_refusal(node: exp.Expr) -> Refusal | None:

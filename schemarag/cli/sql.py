@@ -9,25 +9,30 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any
 
+from schemagraph.sources import resolve_url
 from schemagraph.sql import (
     DEFAULT_LIMITS,
     CompareMode,
     EvalOptions,
     EvalReport,
+    Limits,
     QueryError,
     QueryOutcome,
     QueryResult,
     classify_hardness,
+    close_engines,
     evaluate_files,
     execute,
     hardness_counts,
+    live_engine,
     tables_in_sql,
 )
-from schemarag.cli.common import add_output, print_json
+from schemarag.cli.common import UsageError, add_output, print_json
 
 MAX_CELL_CHARS = 60
 GOLD_ERRORS_SHOWN = 10
@@ -48,8 +53,22 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _register_run(sql_sub: argparse._SubParsersAction) -> None:
-    run = sql_sub.add_parser("run", help="run one read-only query on an SQLite file")
-    run.add_argument("--db", required=True, metavar="PATH", help="the SQLite database file")
+    run = sql_sub.add_parser(
+        "run", help="run one read-only query on an SQLite file or a database server"
+    )
+    target = run.add_mutually_exclusive_group(required=True)
+    target.add_argument("--db", metavar="PATH", help="the SQLite database file")
+    target.add_argument(
+        "--url",
+        metavar="URL",
+        help="a database URL (postgresql://USER@HOST/DB, duckdb:///FILE) or env:NAME, the "
+        "variable holding it; the query is written in the server's SQL",
+    )
+    run.add_argument(
+        "--schema",
+        metavar="S",
+        help="with --url: the schema unqualified table names are looked up in",
+    )
     run.add_argument(
         "--timeout",
         type=float,
@@ -119,13 +138,23 @@ def _register_eval(sql_sub: argparse._SubParsersAction) -> None:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    outcome = execute(
-        Path(args.db),
-        _read_sql(args.sql),
-        timeout_s=args.timeout,
-        max_rows=args.max_rows,
-        max_value_bytes=args.max_value_bytes,
-    )
+    if args.url is None:
+        if args.schema is not None:
+            raise UsageError("--schema goes with --url: an SQLite file has one schema")
+        outcome = execute(
+            Path(args.db),
+            _read_sql(args.sql),
+            timeout_s=args.timeout,
+            max_rows=args.max_rows,
+            max_value_bytes=args.max_value_bytes,
+        )
+    else:
+        limits = Limits(args.timeout, args.max_rows, args.max_value_bytes)
+        engine = live_engine(resolve_url(args.url, os.environ), args.schema)
+        try:
+            outcome = engine.run(_read_sql(args.sql), limits)
+        finally:
+            close_engines()
     if args.json:
         print_json(outcome_json(outcome))
     elif isinstance(outcome, QueryResult):

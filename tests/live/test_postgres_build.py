@@ -4,6 +4,7 @@ second one after a table changed re-synthesizes only that table's."""
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +20,16 @@ from indexer import (
     make_synthesizer,
 )
 from providers import HashingEmbedder
-from schemagraph import Database, DatabaseSample, Traversal, TraversalConfig, load_source
+from schemagraph import (
+    Database,
+    DatabaseSample,
+    Traversal,
+    TraversalConfig,
+    build_graph,
+    enumerate_traversals,
+    load_source,
+)
+from schemagraph.sql import close_engines
 from schemarag.cli import main
 from tests.pgcluster import PostgresCluster
 
@@ -63,12 +73,23 @@ def test_a_changed_table_resynthesizes_only_its_traversals(
     postgres_cluster: PostgresCluster, shop: str, tmp_path: Path
 ) -> None:
     location = StoreLocation.parse(tmp_path / "kb")
+    rollbacks = server_queries(postgres_cluster)
     first = build_index(load_source(shop), location, services(), CONFIG)
-    assert first.databases == 2 and first.traversals_synthesized > 0
+    assert first.databases == 2 and first.traversals_synthesized == first.traversals > 0
+    assert first.traversals_reused == 0 and first.questions > 0
+    assert not any("fails to run" in reason for reason in first.drop_reasons)
+    # the synthesized SQL ran on the server (one read-only transaction each), not only sampling
+    assert server_queries(postgres_cluster) - rollbacks >= first.synthesized > 0
     unchanged = build_index(load_source(shop), location, services(), CONFIG)
-    assert unchanged.up_to_date
+    assert unchanged.up_to_date and unchanged.traversals_reused == unchanged.traversals
 
     postgres_cluster.execute("ALTER TABLE sales.orders ADD COLUMN shipped_at date", "shop")
+    catalog = load_source(shop)
+    with_orders = [
+        t
+        for t in enumerate_traversals(build_graph(catalog), CONFIG.traversal)
+        if t.db_id == "shop.sales" and "orders" in t.tables
+    ]
     calls: list[tuple[str, tuple[str, ...]]] = []
     inner = services().synthesize
 
@@ -76,9 +97,25 @@ def test_a_changed_table_resynthesizes_only_its_traversals(
         calls.append((db.id, t.tables))
         return inner(db, t, s, seed)
 
-    report = build_index(load_source(shop), location, services(runner=spy), CONFIG)
+    report = build_index(catalog, location, services(runner=spy), CONFIG)
     assert calls and all(db == "shop.sales" and "orders" in tables for db, tables in calls)
-    assert report.traversals_synthesized == len(calls) == report.traversals_removed
+    assert report.traversals_synthesized == len(calls) == len(with_orders)
+    assert report.traversals_removed == len(with_orders)
+    assert report.traversals_reused == report.traversals - len(with_orders) > 0
+    assert f"{report.traversals_reused} reused, {len(with_orders)} synthesized" in "\n".join(
+        report.lines()
+    )
+
+
+def server_queries(cluster: PostgresCluster) -> int:
+    """Transactions rolled back in the shop database so far: every query of the live engine and
+    of the sampler is one. Sessions flush their counts when they end: close and wait first."""
+    close_engines()
+    deadline = time.monotonic() + 10
+    while cluster.backends("shop") and time.monotonic() < deadline:
+        time.sleep(0.05)
+    rows = cluster.query("SELECT xact_rollback FROM pg_stat_database WHERE datname = 'shop'")
+    return int(rows[0][0])
 
 
 def test_a_comment_change_is_a_change(

@@ -112,3 +112,81 @@ def test_overlong_sql_is_refused_before_parsing() -> None:
 def test_refusal_rules_are_stable_strings() -> None:
     assert RefusalRule.WRITE == "write"
     assert RefusalRule("multiple_statements") is RefusalRule.MULTIPLE_STATEMENTS
+
+
+SERVER_ACCEPTED = [
+    ("postgres", "SELECT n FROM generate_series(1, 3) AS g(n)"),
+    ("postgres", "SELECT x FROM unnest(ARRAY[1, 2]) AS x"),
+    ("postgres", "SELECT * FROM lo_items"),  # a table whose name starts like lo_import
+    ("postgres", "SELECT lower(name), log(10, 100) FROM t"),
+    ("postgres", "SELECT current_setting('search_path')"),
+    ("postgres", "TABLE t"),
+    ("duckdb", "SELECT * FROM range(10)"),
+    ("duckdb", "SELECT * FROM generate_series(1, 3)"),
+    ("duckdb", "SELECT name FROM t WHERE name GLOB 'A*'"),
+    ("duckdb", 'SELECT * FROM "orders"'),
+    ("sqlite", "SELECT name FROM t WHERE name GLOB 'A*'"),
+]
+
+SERVER_REFUSED = [
+    ("postgres", "SELECT pg_read_file('/etc/passwd')", RefusalRule.DANGEROUS_FUNCTION),
+    ("postgres", "SELECT pg_catalog.pg_read_binary_file('/x')", RefusalRule.DANGEROUS_FUNCTION),
+    ("postgres", "SELECT * FROM pg_ls_dir('/')", RefusalRule.DANGEROUS_FUNCTION),
+    ("postgres", "SELECT lo_import('/etc/passwd')", RefusalRule.DANGEROUS_FUNCTION),
+    ("postgres", "SELECT lo_export(1, '/tmp/x')", RefusalRule.DANGEROUS_FUNCTION),
+    (
+        "postgres",
+        "SELECT * FROM dblink('db', 'DELETE FROM t') AS t(x int)",
+        RefusalRule.DANGEROUS_FUNCTION,
+    ),
+    ("postgres", "SELECT dblink_exec('db', 'DELETE FROM t')", RefusalRule.DANGEROUS_FUNCTION),
+    ("postgres", "SELECT pg_sleep(10)", RefusalRule.DANGEROUS_FUNCTION),
+    (
+        "postgres",
+        "SELECT a FROM t WHERE pg_sleep_for('1 hour') IS NULL",
+        RefusalRule.DANGEROUS_FUNCTION,
+    ),
+    ("postgres", "SELECT set_config('role', 'postgres', false)", RefusalRule.DANGEROUS_FUNCTION),
+    ("postgres", "SELECT pg_terminate_backend(1)", RefusalRule.DANGEROUS_FUNCTION),
+    ("postgres", "SELECT nextval('s')", RefusalRule.DANGEROUS_FUNCTION),
+    (
+        "postgres",
+        "SELECT query_to_xml('DELETE FROM t', true, true, '')",
+        RefusalRule.DANGEROUS_FUNCTION,
+    ),
+    ("postgres", "SELECT pg_advisory_lock(1)", RefusalRule.DANGEROUS_FUNCTION),
+    ("postgres", "SELECT * FROM t FOR UPDATE", RefusalRule.LOCK),
+    ("postgres", "COPY t TO PROGRAM 'id'", RefusalRule.WRITE),
+    ("postgres", "COPY (SELECT 1) TO '/tmp/x'", RefusalRule.WRITE),
+    ("postgres", "WITH d AS (DELETE FROM t RETURNING *) SELECT * FROM d", RefusalRule.WRITE),
+    ("postgres", "SET ROLE postgres", RefusalRule.COMMAND),
+    ("postgres", "DO $$ BEGIN END $$", RefusalRule.COMMAND),
+    ("duckdb", "SELECT * FROM read_csv('/etc/passwd')", RefusalRule.TABLE_FUNCTION),
+    ("duckdb", "SELECT * FROM read_text('/etc/passwd')", RefusalRule.TABLE_FUNCTION),
+    ("duckdb", "SELECT * FROM read_parquet('x.parquet')", RefusalRule.TABLE_FUNCTION),
+    ("duckdb", "SELECT * FROM glob('/etc/*')", RefusalRule.TABLE_FUNCTION),
+    ("duckdb", "SELECT * FROM query('DELETE FROM t')", RefusalRule.TABLE_FUNCTION),
+    ("duckdb", "SELECT * FROM '/etc/passwd'", RefusalRule.DANGEROUS_FUNCTION),
+    ("duckdb", "FROM 'orders'", RefusalRule.DANGEROUS_FUNCTION),  # a string: a file name
+    ("duckdb", "SELECT * FROM t JOIN 'data.csv' USING (id)", RefusalRule.DANGEROUS_FUNCTION),
+    ("duckdb", "SELECT getenv('HOME')", RefusalRule.DANGEROUS_FUNCTION),
+    ("duckdb", "COPY t TO '/tmp/x.csv'", RefusalRule.WRITE),
+    ("duckdb", "ATTACH '/tmp/x.duckdb' AS x", RefusalRule.ATTACH),
+    ("duckdb", "INSTALL httpfs", RefusalRule.NOT_A_QUERY),
+    ("duckdb", "LOAD httpfs", RefusalRule.COMMAND),
+    ("duckdb", "SET enable_external_access = true", RefusalRule.NOT_A_QUERY),
+]
+
+
+@pytest.mark.parametrize(("dialect", "sql"), SERVER_ACCEPTED)
+def test_server_dialects_accept_plain_queries(dialect: str, sql: str) -> None:
+    verdict = check_sql(sql, dialect=dialect)
+    assert isinstance(verdict, Accepted), (sql, verdict)
+
+
+@pytest.mark.parametrize(("dialect", "sql", "rule"), SERVER_REFUSED)
+def test_server_dialects_refuse_what_reaches_outside(
+    dialect: str, sql: str, rule: RefusalRule
+) -> None:
+    verdict = check_sql(sql, dialect=dialect)
+    assert isinstance(verdict, Refusal) and verdict.rule is rule, (sql, verdict)
