@@ -131,8 +131,10 @@ def run_recall(
     limit: int | None = None,
     methods: Sequence[str] = METHODS,
     progress: Callable[[str, int, int], None] | None = None,
+    per_question: bool = False,
 ) -> dict[str, Any]:
-    """Evaluate `methods` on `dataset` (its first `limit` questions); the report dict."""
+    """Evaluate `methods` on `dataset` (its first `limit` questions); the report dict.
+    `per_question`: add every question's gold and each method's ranking (`per_question`)."""
     questions = list(dataset.questions[:limit] if limit else dataset.questions)
     if not questions:
         raise BenchmarkDataError(f"{dataset.name}: no questions to evaluate")
@@ -191,7 +193,36 @@ def run_recall(
         report["breakdowns"]["hardness"][name] = breakdown(questions, rankings, "hardness")
         report["breakdowns"]["gold_tables"][name] = breakdown(questions, rankings, "tables")
         report["curves"][name] = curves(questions, rankings)
+        if per_question:
+            _add_rankings(report, name, questions, rankings)
     return report
+
+
+def _add_rankings(
+    report: dict[str, Any],
+    method: str,
+    questions: Sequence[BenchQuestion],
+    rankings: Sequence[Ranking],
+) -> None:
+    """Each question's gold and `method`'s databases and tables, best first, in the report."""
+    rows = report.setdefault(
+        "per_question",
+        [
+            {
+                "question": q.question,
+                "db_id": q.db_id,
+                "gold_tables": sorted(table for _, table in q.gold),
+                "hardness": q.hardness,
+                "rankings": {},
+            }
+            for q in questions
+        ],
+    )
+    for row, ranking in zip(rows, rankings, strict=True):
+        row["rankings"][method] = {
+            "databases": list(ranking.databases),
+            "tables": [f"{db}.{table}" for db, table in ranking.tables],
+        }
 
 
 def table_lines(report: dict[str, Any]) -> list[str]:

@@ -117,7 +117,7 @@ def breakdown(
     """The metrics per hardness (`key="hardness"`) or per number of gold tables (`"tables"`)."""
     groups: dict[str, list[int]] = {}
     for i, q in enumerate(questions):
-        label = q.hardness if key == "hardness" else gold_size_bucket(q)
+        label = (q.hardness or "unknown") if key == "hardness" else gold_size_bucket(q)
         groups.setdefault(label, []).append(i)
     order = ["easy", "medium", "hard", "extra"] if key == "hardness" else ["1", "2", "3", "4+"]
     out: dict[str, dict[str, float]] = {}

@@ -8,6 +8,8 @@ import os
 import sys
 from pathlib import Path
 
+from sqlglot.dialects.dialect import Dialect
+
 from retriever import DATASETS, BenchmarkDataError, Retriever, load_dataset, load_files
 from retriever.bench import ensure_index, plot_recall, pool_key, run_recall, table_lines
 from schemarag.cli.bench_generation import register_bench_commands
@@ -28,7 +30,16 @@ def register(sub: argparse._SubParsersAction) -> None:
     recall.add_argument(
         "--tables", type=Path, nargs="+", help="tables.json file(s) (any benchmark)"
     )
-    recall.add_argument("--questions", type=Path, help="questions file (Spider or BIRD format)")
+    recall.add_argument(
+        "--questions",
+        type=Path,
+        help="questions file (Spider or BIRD format; a question may list its `gold_tables`)",
+    )
+    recall.add_argument(
+        "--dialect",
+        default="sqlite",
+        help="sqlglot dialect of the gold SQL in --questions (default sqlite; e.g. bigquery)",
+    )
     recall.add_argument("--databases", type=Path, nargs="*", default=[], help="SQLite folders")
     recall.add_argument("--store", default=None, help="a built index to reuse (never rebuilt)")
     recall.add_argument(
@@ -40,6 +51,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     recall.add_argument("--embedder", default="minilm", help="embedder spec (default minilm)")
     recall.add_argument("--limit", type=int, default=None, help="evaluate the first N questions")
     add_output(recall, "--json", metavar="OUT", help="write the report as JSON")
+    recall.add_argument(
+        "--per-question",
+        action="store_true",
+        help="put every question's gold and rankings in the --json report",
+    )
     add_output(recall, "--plot", metavar="OUT.png", help="write recall@k curves")
     recall.set_defaults(func=cmd_recall)
 
@@ -63,13 +79,32 @@ def _progress(name: str, done: int, total: int) -> None:
     print(f"{name}: {done}/{total}", file=sys.stderr, flush=True)
 
 
+def _dialect(name: str) -> str:
+    try:
+        Dialect.get_or_raise(name)
+    except ValueError:
+        raise BenchmarkDataError(
+            f"--dialect: sqlglot has no dialect {name!r} (e.g. sqlite, postgres, bigquery, "
+            "snowflake)"
+        ) from None
+    return name
+
+
 def cmd_recall(args: argparse.Namespace) -> int:
     if (args.tables is None) != (args.questions is None):
         raise BenchmarkDataError("--tables and --questions go together")
+    if args.per_question and args.json is None:
+        raise BenchmarkDataError("--per-question goes into the --json report; add --json OUT")
     if args.limit is not None and args.limit < 1:
         raise BenchmarkDataError(f"--limit must be >= 1, got {args.limit}")
     if args.tables is not None:
-        dataset = load_files(args.tables, args.questions, args.databases, name=args.questions.stem)
+        dataset = load_files(
+            args.tables,
+            args.questions,
+            args.databases,
+            name=args.questions.stem,
+            dialect=_dialect(args.dialect),
+        )
     else:
         dataset = load_dataset(args.dataset, spider_dir(args.data))
     settings = Settings.from_env()
@@ -86,7 +121,14 @@ def cmd_recall(args: argparse.Namespace) -> int:
         )
         store = str(folder)
     with Retriever.open(store, embedder) as retriever:
-        report = run_recall(dataset, retriever, embedder, limit=args.limit, progress=_progress)
+        report = run_recall(
+            dataset,
+            retriever,
+            embedder,
+            limit=args.limit,
+            progress=_progress,
+            per_question=args.per_question,
+        )
     for line in table_lines(report):
         print(line)
     if args.json:
