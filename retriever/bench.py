@@ -28,6 +28,7 @@ from retriever.tables import embed_entries, entries_from_catalog
 from retriever.text import normalize_question
 from schemagraph import Catalog, database_fingerprint
 from schemagraph.model import fold
+from schemagraph.twins import find_twins, twin_map
 
 log = logging.getLogger(__name__)
 
@@ -172,6 +173,8 @@ def run_recall(
         dense = DenseTableBaseline(entries, vectors, embedder)
         rankers["dense_table"] = lambda q: dense.rank(q, RANK_SIZE)
 
+    groups = find_twins(dataset.catalog)
+    twins = twin_map(groups)
     report: dict[str, Any] = {
         "dataset": dataset.name,
         "questions": len(questions),
@@ -181,6 +184,7 @@ def run_recall(
         "curves": {},
         "skipped": len(dataset.skipped),
         "masked_records": sorted(retriever.masked) if retriever is not None else [],
+        "twin_groups": [group.as_dict() for group in groups],
     }
     for name, rank in rankers.items():
 
@@ -189,9 +193,9 @@ def run_recall(
                 progress(name, done, total)
 
         rankings = _evaluate(rank, questions, step)
-        report["methods"][name] = {**recall(questions, rankings), **latency(rankings)}
-        report["breakdowns"]["hardness"][name] = breakdown(questions, rankings, "hardness")
-        report["breakdowns"]["gold_tables"][name] = breakdown(questions, rankings, "tables")
+        report["methods"][name] = {**recall(questions, rankings, twins), **latency(rankings)}
+        report["breakdowns"]["hardness"][name] = breakdown(questions, rankings, "hardness", twins)
+        report["breakdowns"]["gold_tables"][name] = breakdown(questions, rankings, "tables", twins)
         report["curves"][name] = curves(questions, rankings)
         if per_question:
             _add_rankings(report, name, questions, rankings)
@@ -229,6 +233,7 @@ def table_lines(report: dict[str, Any]) -> list[str]:
     """The report's methods as a Markdown table."""
     keys = [
         "db_R@1",
+        "db_R@1_twins",
         "db_R@5",
         "tab_R@5",
         "tab_R@10",

@@ -51,6 +51,12 @@ def test_metrics_follow_their_definitions() -> None:
     assert m["tab_R@5"] == pytest.approx(100 * 2 / 3, abs=0.01)  # micro: 2 of 3 gold tables
     assert m["tab_R@10"] == 100.0
     assert m["all_tabs@5"] == 50.0 and m["all_tabs@10"] == 100.0
+    assert m["db_R@1_twins"] == m["db_R@1"]  # no twins: the same
+    # "b" answered with its twin "a": right when twins count as one, wrong strictly
+    assert (
+        recall(questions, rankings, {"a": frozenset("ab"), "b": frozenset("ab")})["db_R@1_twins"]
+        == 100.0
+    )
 
 
 def test_leakage_check_rejects_an_indexed_evaluated_question() -> None:
