@@ -35,6 +35,7 @@ from retriever.result import Example, RankedDatabase, RankedTable, RetrievalResu
 from retriever.semantic import PendingLinks, SemanticLinker
 from retriever.tables import TableEntry, group_by_database
 from retriever.text import normalize_question, normalize_value, stem, words
+from retriever.twins import TwinSeparator
 from schemagraph.model import fold
 
 log = logging.getLogger(__name__)
@@ -133,6 +134,7 @@ class Retriever:
         self.masked: frozenset[str] = frozenset()
         self.bm25 = TableBM25(self.entries)
         self.linker = SchemaLinker(self.entries)
+        self.twins = TwinSeparator(self.entries)
         self.semantic: SemanticLinker | None = None
         self._executor: ThreadPoolExecutor | None = None
         if semantic:
@@ -325,9 +327,13 @@ class Retriever:
             signals, self._db_of, len(self.db_ids), self.weights
         )
         order = np.argsort(-db_score, kind="stable")[:top_databases]
+        moved, twins = self.twins.separate(question, [self.db_ids[int(d)] for d in order])
+        order = order[moved]
         databases = [self._rank_database(int(d), db_score, table_score, top_tables) for d in order]
         flat = self._pool_ranking(databases[0], pool_score, max(20, top_tables))
         confidence = self.confidence(signals, hits, int(order[0]))
+        if twins is not None and twins.told_apart_by is None:
+            confidence /= len(twins.members)
         timings["fuse_ms"] = (time.perf_counter() - t0) * 1000
         t1 = time.perf_counter()
         examples = self._examples(question, signals, hits, int(order[0]))
@@ -348,6 +354,7 @@ class Retriever:
             examples=tuple(examples),
             timings={k: round(v, 3) for k, v in timings.items()},
             pooled=pooled,
+            twins=twins,
         )
 
     def confidence(self, signals: Signals, hits: Sequence[QuestionHit], db: int) -> float:

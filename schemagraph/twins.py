@@ -69,9 +69,15 @@ def find_twins(
     catalog: Catalog | Iterable[Database], threshold: float = TWIN_THRESHOLD
 ) -> list[TwinGroup]:
     """The twin groups of `catalog` (groups of two or more), largest first, then by name."""
+    return find_twins_by_names({db.id: schema_names(db) for db in catalog if db.tables}, threshold)
+
+
+def find_twins_by_names(
+    names: Mapping[str, frozenset[Name]], threshold: float = TWIN_THRESHOLD
+) -> list[TwinGroup]:
+    """`find_twins` over each database's (table, column) names (`schema_names`)."""
     if not 0.0 < threshold <= 1.0:
         raise ValueError(f"threshold must be in (0, 1], got {threshold}")
-    names = {db.id: schema_names(db) for db in catalog if db.tables}
     copies: dict[frozenset[Name], list[str]] = defaultdict(list)
     for db_id, items in names.items():
         copies[items].append(db_id)

@@ -115,10 +115,20 @@ class ExampleOut(BaseModel):
     skeleton: str
 
 
+class TwinsOut(BaseModel):
+    model_config = _RESPONSE
+
+    members: list[str] = Field(description="the best database and its twins ranked with it")
+    told_apart_by: str | None = Field(
+        description="what in the question picked the best one; null: nothing tells them apart"
+    )
+
+
 class RetrieveResponse(BaseModel):
     """Ranked databases (best first) with their tables, the pool-wide table ranking, the
     confidence in [0, 1] and whether it is too low to propose a database (`abstained`),
-    few-shot examples and per-step timings in milliseconds."""
+    few-shot examples, per-step timings in milliseconds, and the best database's twins
+    (databases with the same schema) when some are ranked too."""
 
     model_config = _RESPONSE
 
@@ -130,6 +140,7 @@ class RetrieveResponse(BaseModel):
     examples: list[ExampleOut]
     timings: dict[str, float]
     pooled: bool
+    twins: TwinsOut | None = None
 
 
 class GenerateRequestBody(BaseModel):
