@@ -44,6 +44,7 @@ from schemagraph import (
     sample_database,
     table_fingerprint,
 )
+from schemagraph.twins import find_twins
 
 log = logging.getLogger(__name__)
 
@@ -279,6 +280,7 @@ def _build(
             kind: location.collection_name(kind, build_id) for kind in (QUESTIONS, TABLES)
         },
         "databases": {db.id: database_fingerprint(db) for db in catalog},
+        "twins": [group.as_dict() for group in find_twins(catalog)],
         # Failed traversals are left out, so the next build retries them.
         "traversal_keys": published_keys,
         "report": report.as_dict(),

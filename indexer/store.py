@@ -295,4 +295,5 @@ def manifest_summary(manifest: dict[str, Any]) -> dict[str, Any]:
         "embedder": manifest.get("embedder"),
         "dim": manifest.get("dim"),
         "synthesizer": manifest.get("synthesizer"),
+        "twins": manifest.get("twins", []),
     }

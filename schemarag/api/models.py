@@ -222,6 +222,11 @@ class IndexInfo(BaseModel):
     embedder: str | None
     dim: int | None
     synthesizer: str | None
+    twins: list[dict[str, Any]] = Field(
+        default_factory=list,
+        description="groups of databases with the same (or nearly the same) schema, and the "
+        "tables and columns only one member has",
+    )
     latest_build: str | None = Field(
         description="the build the store's pointer names now; differs from build_id for a "
         "moment after a new build is published, until the server has loaded it"

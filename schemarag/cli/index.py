@@ -183,6 +183,12 @@ def cmd_status(args: argparse.Namespace) -> int:
     print(f"questions    {status['questions']}")
     print(f"embedder     {status['embedder']} ({status['dim']} dims)")
     print(f"synthesizer  {status['synthesizer']}")
+    for group in status["twins"]:
+        kind = "identical" if group["identical"] else f"similarity {group['similarity']}"
+        differ = "; ".join(f"{m} alone has {', '.join(n)}" for m, n in group["only"].items())
+        print(
+            f"twins        {', '.join(group['members'])} ({kind}{'; ' + differ if differ else ''})"
+        )
     if pending:
         print(pending)
     return 0
