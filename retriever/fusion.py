@@ -13,6 +13,17 @@ Signals, per table of the pool (`Signals`), each scaled to [0, 1] by its maximum
   the table's links, per database its coverage of the question (a database-level signal, not
   the maximum over its tables).
 
+- `user`: examples people wrote (`origin` `user` among the question hits) count in the votes
+  above like any record, and once more on their own, by closeness rather than by rank: per
+  database (and per table its SQL uses) the cosine of its nearest user example, compared with
+  the nearest synthetic record's (any database): 0 when it is `user_margin` or more below it,
+  rising to 1 over `user_width`; per database, times its share of the user examples' votes to
+  the power `user_consensus` (near examples that agree on a database count, a lone one among
+  others of other databases much less). Not rescaled over the pool: a question that users'
+  examples do not match better than the synthetic records do gets nothing from them, so
+  examples for some databases pull questions about the others towards them as little as
+  possible.
+
 A database scores the weighted sum of its signals (votes summed over its hits; table signals by
 their maximum over its tables); a table scores the weighted sum of its own signals inside its
 database; the pool-wide table ranking adds `table_database` times its database's score.
@@ -46,6 +57,13 @@ class FusionWeights:
     table_names: float = 0.2
     table_values: float = 1.0
     table_semantic: float = 0.5
+    #: users' examples (see the module docstring): weights, where closeness starts and how fast
+    #: it grows, and the exponent of a database's share of their votes (0: ignored)
+    db_user: float = 1.0
+    table_user: float = 1.0
+    user_margin: float = 0.0
+    user_width: float = 0.2
+    user_consensus: float = 2.0
     #: weight of the database score in the pool-wide table ranking
     table_database: float = 2.0
     #: softmax temperature over question-hit cosines (smaller: the nearest hit dominates)
@@ -76,6 +94,18 @@ class FusionWeights:
 #: cosine at 1 (was 0.5) add +3.3 tab_R@5 on the Syn rewrites. Cell values decide tables (1.0)
 #: more than databases; table names already count in BM25 (0 on databases). The signals alone
 #: and the search are in docs/BENCHMARKS.md ("Retrieval recall").
+#:
+#: The users'-examples weights (2026-11-24, `benchmarks/tune_user_examples.py`) were chosen on
+#: train questions in the 235-database pool (Spider 166 + BIRD train 69), never on the 2,000
+#: evaluated BIRD questions: 500 BIRD train questions that are no example (their databases have
+#: examples) and 500 Spider train questions (theirs have none: what examples for some databases
+#: may cost the others). A trade-off, not a free gain: with 10 % of BIRD's other questions as
+#: examples, an absolute cosine floor (0.5) at weight 2 gained BIRD +15.8 db_R@1 and cost Spider
+#: -7.8; measured against the nearest synthetic record instead, with the vote-share exponent 2,
+#: these values gain BIRD +10.4 (54.1 -> 64.5) at Spider -0.6 (74.8 -> 74.2), and with 50 %
+#: +19.8 at -2.2; margin 0.05 would gain +3.4 more on BIRD at -1.4 more on Spider. Limiting the
+#: signal to the top 3/5/10 databases of the other signals did not help. The grid and the
+#: frontier are in docs/BENCHMARKS.md ("Users' examples").
 DEFAULT_WEIGHTS = FusionWeights()
 
 
@@ -91,6 +121,13 @@ class Signals:
     vector: npt.NDArray[np.float32] | None = None
     #: signals defined per database rather than per table (`semantic` coverage), unscaled
     database: dict[str, Array] = field(default_factory=dict)
+    #: cosine of the nearest user example per database and per table (0: none among the hits)
+    user_db: Array | None = None
+    user_table: Array | None = None
+    #: cosine of the nearest synthetic record (0: none among the hits)
+    synthetic_best: float = 0.0
+    #: each database's share of the user examples' votes (softmax over their cosines)
+    user_share: Array | None = None
 
 
 def scale(values: Array) -> Array:
@@ -110,6 +147,36 @@ def shift_dense(cosines: Array) -> Array:
     if top <= median:
         return np.zeros_like(cosines, dtype=np.float64)
     return np.clip((cosines - median) / (top - median), 0.0, None).astype(np.float64)
+
+
+def user_closeness(cosines: Array, synthetic_best: float, weights: FusionWeights) -> Array:
+    """Cosines of user examples mapped to [0, 1] against the nearest synthetic record's (see
+    the module docstring)."""
+    start = synthetic_best - weights.user_margin
+    closeness = np.clip((cosines - start) / max(weights.user_width, 1e-6), 0.0, 1.0)
+    return np.where(cosines > 0, closeness, 0.0)
+
+
+def user_nearest(
+    scores: list[float],
+    db_index: list[int],
+    table_index: list[list[int]],
+    n_dbs: int,
+    n_tables: int,
+    temperature: float,
+) -> tuple[Array, Array, Array]:
+    """The best cosine per database and per table among user hits (hit i: db `db_index[i]`,
+    tables `table_index[i]`), and each database's share of their votes."""
+    dbs = np.zeros(n_dbs)
+    tables = np.zeros(n_tables)
+    for score, db, tabs in zip(scores, db_index, table_index, strict=True):
+        if db >= 0:
+            dbs[db] = max(dbs[db], score)
+        for t in tabs:
+            tables[t] = max(tables[t], score)
+    votes, _ = question_votes(scores, db_index, [[]] * len(scores), n_dbs, 0, temperature)
+    total = float(votes.sum())
+    return dbs, tables, votes / total if total > 0 else votes
 
 
 def question_votes(
@@ -152,6 +219,10 @@ def fuse(
     for name, w in weights.table().items():
         if w:
             table_score += w * scaled[name]
+    if signals.user_table is not None and weights.table_user:
+        table_score += weights.table_user * user_closeness(
+            signals.user_table, signals.synthetic_best, weights
+        )
     db_score = np.zeros(n_dbs)
     for name, w in weights.database().items():
         if not w:
@@ -164,5 +235,10 @@ def fuse(
             per_db = np.zeros(n_dbs)
             np.maximum.at(per_db, db_of, scaled[name])
             db_score += w * per_db
+    if signals.user_db is not None and weights.db_user:
+        closeness = user_closeness(signals.user_db, signals.synthetic_best, weights)
+        if weights.user_consensus and signals.user_share is not None:
+            closeness = closeness * signals.user_share**weights.user_consensus
+        db_score += weights.db_user * closeness
     pool = table_score + weights.table_database * db_score[db_of]
     return db_score, table_score, pool

@@ -32,7 +32,8 @@ class RankedDatabase:
 
 @dataclass(frozen=True)
 class Example:
-    """A synthetic (question, SQL) record for few-shot prompting."""
+    """A (question, SQL) record for few-shot prompting; `origin`: `synthetic`, or `user` for an
+    example a person wrote."""
 
     question: str
     sql: str
@@ -40,6 +41,7 @@ class Example:
     tables: tuple[str, ...]
     similarity: float
     skeleton: str = ""
+    origin: str = "synthetic"
 
 
 @dataclass(frozen=True)
@@ -89,6 +91,7 @@ class RetrievalResult:
                     "tables": list(e.tables),
                     "similarity": e.similarity,
                     "skeleton": e.skeleton,
+                    "origin": e.origin,
                 }
                 for e in self.examples
             ],
