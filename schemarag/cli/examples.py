@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import argparse
 import json
-from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -86,13 +85,6 @@ def register_example_commands(
     listing.set_defaults(func=cmd_list_examples, store_location=store_location)
 
 
-def embedder_spec(manifest: Mapping[str, Any]) -> str:
-    """The spec that makes the embedder a manifest names (`minilm:all-MiniLM-L6-v2` is
-    `minilm`; `hashing:256` and `cohere:MODEL` are specs already)."""
-    name = str(manifest.get("embedder", "") or "minilm")
-    return "minilm" if name.startswith("minilm:") else name
-
-
 def cmd_add_examples(args: argparse.Namespace) -> int:
     found = read_examples(args.file)  # an unreadable file stops here, before any other work
     catalog = load(args.sources)
@@ -105,7 +97,9 @@ def cmd_add_examples(args: argparse.Namespace) -> int:
             f"{where}: no build to add examples to; run `schemarag index build SOURCE... "
             f"--store {where}` first"
         )
-    spec = args.embedder or embedder_spec(location.manifest(current))
+    from schemarag.api.store import embedder_spec_of  # here: the API's imports are heavy
+
+    spec = args.embedder or embedder_spec_of(location.manifest(current))
     cache = None if args.no_cache else ProviderCache(settings.cache_path)
     try:
         embedder: Embedder = settings.embedder(spec)

@@ -59,6 +59,11 @@ def test_add_list_status_and_remove(
     assert main(["index", "status", "--store", str(store)]) == 0
     assert "user examples 2 in this build, 2 kept" in capsys.readouterr().out
 
+    question = "Which crooners come from the Hexagon?"
+    assert main(["retrieve", question, "--store", str(store), "--embedder", "hashing:64"]) == 0
+    shots = capsys.readouterr().out.split("few-shot examples:\n")[1].splitlines()
+    assert shots[:2] == [f"  - {ROWS[0]['question']}  [user example]", f"    {ROWS[0]['sql']}"]
+
     assert main(["index", "examples", "--store", str(store), "--json"]) == 0
     listed = json.loads(capsys.readouterr().out)
     assert [(e["db_id"], e["line"], e["in_build"]) for e in listed] == [
