@@ -13,16 +13,15 @@ Signals, per table of the pool (`Signals`), each scaled to [0, 1] by its maximum
   the table's links, per database its coverage of the question (a database-level signal, not
   the maximum over its tables).
 
-- `user`: examples people wrote (`origin` `user` among the question hits) count in the votes
-  above like any record, and once more on their own, by closeness rather than by rank: per
-  database (and per table its SQL uses) the cosine of its nearest user example, compared with
-  the nearest synthetic record's (any database): 0 when it is `user_margin` or more below it,
-  rising to 1 over `user_width`; per database, times its share of the user examples' votes to
-  the power `user_consensus` (near examples that agree on a database count, a lone one among
-  others of other databases much less). Not rescaled over the pool: a question that users'
-  examples do not match better than the synthetic records do gets nothing from them, so
-  examples for some databases pull questions about the others towards them as little as
-  possible.
+- `user`: examples people wrote (`origin` `user` among the question hits) vote for tables like
+  any record (databases take no question votes), and count once more by closeness: a user
+  example nearer the question than the nearest synthetic record (any database) adds how much
+  nearer, scaled to reach 1 at `user_width` of cosine, to the tables its SQL uses and, times its
+  database's share of the user examples' votes to the power `user_consensus`, to its database
+  (the nearest such example per table and per database). Not rescaled over the pool: a
+  question that no user example matches better than the synthetic records gets nothing from
+  them, so examples for some databases pull questions about the others towards them as little
+  as possible. Weight `user`.
 
 A database scores the weighted sum of its signals (votes summed over its hits; table signals by
 their maximum over its tables); a table scores the weighted sum of its own signals inside its
@@ -57,11 +56,10 @@ class FusionWeights:
     table_names: float = 0.2
     table_values: float = 1.0
     table_semantic: float = 0.5
-    #: users' examples (see the module docstring): weights, where closeness starts and how fast
-    #: it grows, and the exponent of a database's share of their votes (0: ignored)
-    db_user: float = 1.0
-    table_user: float = 1.0
-    user_margin: float = 0.0
+    #: users' examples (see the module docstring): weight (for databases and tables), the
+    #: cosine margin over the nearest synthetic record at which closeness reaches 1, and the
+    #: exponent of a database's share of their votes (0: ignored)
+    user: float = 1.0
     user_width: float = 0.2
     user_consensus: float = 2.0
     #: weight of the database score in the pool-wide table ranking
@@ -95,17 +93,15 @@ class FusionWeights:
 #: more than databases; table names already count in BM25 (0 on databases). The signals alone
 #: and the search are in docs/BENCHMARKS.md ("Retrieval recall").
 #:
-#: The users'-examples weights (2026-11-24, `benchmarks/tune_user_examples.py`) were chosen on
-#: train questions in the 235-database pool (Spider 166 + BIRD train 69), never on the 2,000
+#: The users'-examples rule (2026-11-25, `benchmarks/user_example_rules.py`) was compared on
+#: train questions of the 235-database pool (Spider 166 + BIRD train 69), never on the 2,000
 #: evaluated BIRD questions: 500 BIRD train questions that are no example (their databases have
 #: examples) and 500 Spider train questions (theirs have none: what examples for some databases
-#: may cost the others). A trade-off, not a free gain: with 10 % of BIRD's other questions as
-#: examples, an absolute cosine floor (0.5) at weight 2 gained BIRD +15.8 db_R@1 and cost Spider
-#: -7.8; measured against the nearest synthetic record instead, with the vote-share exponent 2,
-#: these values gain BIRD +10.4 (54.1 -> 64.5) at Spider -0.6 (74.8 -> 74.2), and with 50 %
-#: +19.8 at -2.2; margin 0.05 would gain +3.4 more on BIRD at -1.4 more on Spider. Limiting the
-#: signal to the top 3/5/10 databases of the other signals did not help. The grid and the
-#: frontier are in docs/BENCHMARKS.md ("Users' examples").
+#: cost the others). db_R@1 BIRD / Spider, with 10 % and 50 % of BIRD's other questions as
+#: examples: no examples 54.1 / 74.2; votes only (`user` 0) 54.1 / 74.2 both; this rule 64.5 /
+#: 73.6 and 74.0 / 72.4; without the vote share (`user_consensus` 0) 65.9 / 72.8 and 79.2 /
+#: 70.4; `user` 2 66.1 / 72.6 and 78.2 / 70.6. A trade-off: the vote share keeps the cost to
+#: databases without examples under 2 points. Details in docs/BENCHMARKS.md ("Users' examples").
 DEFAULT_WEIGHTS = FusionWeights()
 
 
@@ -152,8 +148,7 @@ def shift_dense(cosines: Array) -> Array:
 def user_closeness(cosines: Array, synthetic_best: float, weights: FusionWeights) -> Array:
     """Cosines of user examples mapped to [0, 1] against the nearest synthetic record's (see
     the module docstring)."""
-    start = synthetic_best - weights.user_margin
-    closeness = np.clip((cosines - start) / max(weights.user_width, 1e-6), 0.0, 1.0)
+    closeness = np.clip((cosines - synthetic_best) / max(weights.user_width, 1e-6), 0.0, 1.0)
     return np.where(cosines > 0, closeness, 0.0)
 
 
@@ -219,8 +214,8 @@ def fuse(
     for name, w in weights.table().items():
         if w:
             table_score += w * scaled[name]
-    if signals.user_table is not None and weights.table_user:
-        table_score += weights.table_user * user_closeness(
+    if signals.user_table is not None and weights.user:
+        table_score += weights.user * user_closeness(
             signals.user_table, signals.synthetic_best, weights
         )
     db_score = np.zeros(n_dbs)
@@ -235,10 +230,10 @@ def fuse(
             per_db = np.zeros(n_dbs)
             np.maximum.at(per_db, db_of, scaled[name])
             db_score += w * per_db
-    if signals.user_db is not None and weights.db_user:
+    if signals.user_db is not None and weights.user:
         closeness = user_closeness(signals.user_db, signals.synthetic_best, weights)
         if weights.user_consensus and signals.user_share is not None:
             closeness = closeness * signals.user_share**weights.user_consensus
-        db_score += weights.db_user * closeness
+        db_score += weights.user * closeness
     pool = table_score + weights.table_database * db_score[db_of]
     return db_score, table_score, pool
