@@ -119,13 +119,12 @@ def ensure_examples_index(
     if location.current() is None:
         shutil.rmtree(store, ignore_errors=True)
         shutil.copytree(base, store, ignore=shutil.ignore_patterns("build.lock"))
-        report = add_examples(catalog, location, embedder, found.examples, rejected=found.rejected)
     else:
         ensure_index(catalog, store, embedder)
-        report = add_examples(catalog, location, embedder, found.examples, rejected=found.rejected)
+    report = add_examples(catalog, location, embedder, found.examples, rejected=found.rejected)
     reasons: dict[str, int] = {}
     for rejected in report.rejected:
-        kind = rejected.reason.split(":")[0].split(" '")[0]
+        kind = rejected.reason.split(":")[0].split(" '")[0].split(" as line")[0]
         reasons[kind] = reasons.get(kind, 0) + 1
     return {
         "file": str(examples),
