@@ -84,11 +84,6 @@ class ExamplePlan:
     keyed: dict[str, StoredExample]
     dropped: tuple[Dropped, ...]
 
-    @property
-    def ids(self) -> dict[str, str]:
-        """example id → record key of the kept examples (what a manifest records)."""
-        return {e.id: k for k, e in self.keyed.items()}
-
 
 def stale_reason(catalog: Catalog, example: StoredExample) -> str | None:
     """Why `example` no longer fits `catalog` (None: it does)."""

@@ -176,12 +176,3 @@ class ExampleStore:
             self._conn.execute("ROLLBACK")
             raise
         return removed
-
-    def sources(self) -> dict[str, int]:
-        """How many examples each source gave."""
-        return {
-            str(s): int(n)
-            for s, n in self._conn.execute(
-                "SELECT source, COUNT(*) FROM examples GROUP BY source ORDER BY source"
-            )
-        }
