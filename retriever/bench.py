@@ -5,7 +5,8 @@
     with Retriever.open(store, embedder) as retriever:
         report = run_recall(dataset, retriever, embedder)
 
-`run_recall` refuses a knowledge base that contains an evaluated question (`LeakageError`).
+`run_recall` refuses a knowledge base that contains an evaluated question (`LeakageError`): a
+user example (`ensure_examples_index`) equal to an evaluated question is refused like an LLM's.
 The report's top level is the stable contract of `schemarag bench recall --json`.
 """
 
@@ -101,6 +102,38 @@ def ensure_index(
         progress=progress,
     )
     build_index(catalog, StoreLocation.parse(store), services, config)
+
+
+def ensure_examples_index(
+    catalog: Catalog, base: Path, store: Path, embedder: Embedder, examples: Path
+) -> dict[str, Any]:
+    """The knowledge base at `base` (built by `ensure_index`) plus the users' examples of the
+    file `examples`, at `store`: made once (a copy of `base` to which the examples are added),
+    then brought up to date like any build (which keeps the examples). What was added, for the
+    report."""
+    import shutil
+
+    from indexer import StoreLocation, add_examples, read_examples
+
+    found = read_examples(examples)
+    location = StoreLocation.parse(store)
+    if location.current() is None:
+        shutil.rmtree(store, ignore_errors=True)
+        shutil.copytree(base, store, ignore=shutil.ignore_patterns("build.lock"))
+    else:
+        ensure_index(catalog, store, embedder)
+    report = add_examples(catalog, location, embedder, found.examples, rejected=found.rejected)
+    reasons: dict[str, int] = {}
+    for rejected in report.rejected:
+        kind = rejected.reason.split(":")[0].split(" '")[0].split(" as line")[0]
+        reasons[kind] = reasons.get(kind, 0) + 1
+    return {
+        "file": str(examples),
+        "rows": len(found.examples) + len(found.rejected),
+        "in_index": report.in_build,
+        "rejected": len(report.rejected),
+        "rejected_by_reason": dict(sorted(reasons.items(), key=lambda kv: -kv[1])),
+    }
 
 
 def _evaluate(

@@ -35,7 +35,8 @@ class RankedDatabase:
 
 @dataclass(frozen=True)
 class Example:
-    """A synthetic (question, SQL) record for few-shot prompting."""
+    """A (question, SQL) record for few-shot prompting; `origin`: `synthetic`, or `user` for an
+    example a person wrote."""
 
     question: str
     sql: str
@@ -43,6 +44,7 @@ class Example:
     tables: tuple[str, ...]
     similarity: float
     skeleton: str = ""
+    origin: str = "synthetic"
 
 
 @dataclass(frozen=True)
@@ -94,6 +96,7 @@ class RetrievalResult:
                     "tables": list(e.tables),
                     "similarity": e.similarity,
                     "skeleton": e.skeleton,
+                    "origin": e.origin,
                 }
                 for e in self.examples
             ],

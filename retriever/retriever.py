@@ -23,11 +23,19 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 
+from indexer.example_records import USER
 from providers import LLM, Embedder
 from retriever.completion import complete_tables, fk_adjacency
 from retriever.errors import RetrieverError
 from retriever.examples import select_examples
-from retriever.fusion import DEFAULT_WEIGHTS, FusionWeights, Signals, fuse, question_votes
+from retriever.fusion import (
+    DEFAULT_WEIGHTS,
+    FusionWeights,
+    Signals,
+    fuse,
+    question_votes,
+    user_nearest,
+)
 from retriever.knowledge import KnowledgeBase, QuestionHit
 from retriever.lexical import SchemaLinker, TableBM25
 from retriever.pooling import pool
@@ -285,12 +293,27 @@ class Retriever:
             len(self.entries),
             self.weights.temperature,
         )
+        users = [i for i, h in enumerate(hits) if h.origin == USER]
+        user_db = user_table = user_share = None
+        if users:
+            user_db, user_table, user_share = user_nearest(
+                [hits[i].score for i in users],
+                [db_index[i] for i in users],
+                [table_index[i] for i in users],
+                len(self.db_ids),
+                len(self.entries),
+                self.weights.temperature,
+            )
         signals = Signals(
             table=table_signals,
             db_votes=db_votes,
             table_votes=table_votes,
             vector=vector,
             database=database_signals,
+            user_db=user_db,
+            user_table=user_table,
+            synthetic_best=max((h.score for h in hits if h.origin != USER), default=0.0),
+            user_share=user_share,
         )
         return signals, hits, timings
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import sys
@@ -10,8 +11,16 @@ from pathlib import Path
 
 from sqlglot.dialects.dialect import Dialect
 
+from indexer import read_examples
 from retriever import DATASETS, BenchmarkDataError, Retriever, load_dataset, load_files
-from retriever.bench import ensure_index, plot_recall, pool_key, run_recall, table_lines
+from retriever.bench import (
+    ensure_examples_index,
+    ensure_index,
+    plot_recall,
+    pool_key,
+    run_recall,
+    table_lines,
+)
 from schemarag.cli.bench_generation import register_bench_commands
 from schemarag.cli.common import add_output
 from schemarag.cli.retrieve import make_query_embedder
@@ -49,6 +58,14 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="where the index is built without --store",
     )
     recall.add_argument("--embedder", default="minilm", help="embedder spec (default minilm)")
+    recall.add_argument(
+        "--examples",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help="users' examples (.json, .jsonl, .csv) added to the index first; an example equal "
+        "to an evaluated question stops the benchmark",
+    )
     recall.add_argument("--limit", type=int, default=None, help="evaluate the first N questions")
     add_output(recall, "--json", metavar="OUT", help="write the report as JSON")
     recall.add_argument(
@@ -97,6 +114,8 @@ def cmd_recall(args: argparse.Namespace) -> int:
         raise BenchmarkDataError("--per-question goes into the --json report; add --json OUT")
     if args.limit is not None and args.limit < 1:
         raise BenchmarkDataError(f"--limit must be >= 1, got {args.limit}")
+    if args.examples is not None:
+        read_examples(args.examples)  # an unreadable file stops here, before any work
     if args.tables is not None:
         dataset = load_files(
             args.tables,
@@ -110,6 +129,11 @@ def cmd_recall(args: argparse.Namespace) -> int:
     settings = Settings.from_env()
     embedder = make_query_embedder(settings, args.embedder)
     store = args.store
+    if store is not None and args.examples is not None:
+        raise BenchmarkDataError(
+            "--examples adds the examples to an index of its own; leave out --store"
+        )
+    added = None
     if store is None:
         folder = args.cache_dir / f"{pool_key(dataset.catalog)}-{embedder.name.replace(':', '_')}"
         print(f"index: {folder} (built or brought up to date)", file=sys.stderr)
@@ -120,6 +144,19 @@ def cmd_recall(args: argparse.Namespace) -> int:
             progress=lambda d, t: print(f"index: {d}/{t} traversals", file=sys.stderr),
         )
         store = str(folder)
+        if args.examples is not None:
+            digest = hashlib.sha256(args.examples.read_bytes()).hexdigest()[:12]
+            with_examples = folder.with_name(f"{folder.name}-examples-{digest}")
+            print(f"index with examples: {with_examples}", file=sys.stderr)
+            added = ensure_examples_index(
+                dataset.catalog, folder, with_examples, embedder, args.examples
+            )
+            print(
+                f"examples: {added['in_index']} of {added['rows']} rows in the index, "
+                f"{added['rejected']} rejected {added['rejected_by_reason']}",
+                file=sys.stderr,
+            )
+            store = str(with_examples)
     with Retriever.open(store, embedder) as retriever:
         report = run_recall(
             dataset,
@@ -129,6 +166,8 @@ def cmd_recall(args: argparse.Namespace) -> int:
             progress=_progress,
             per_question=args.per_question,
         )
+    if added is not None:
+        report["user_examples"] = added
     for line in table_lines(report):
         print(line)
     if args.json:

@@ -144,7 +144,8 @@ def describe(result: RetrievalResult) -> list[str]:
     if result.examples:
         lines.append("few-shot examples:")
         for ex in result.examples:
-            lines.append(f"  - {ex.question}\n    {ex.sql}")
+            mark = "  [user example]" if ex.origin == "user" else ""
+            lines.append(f"  - {ex.question}{mark}\n    {ex.sql}")
     timings = ", ".join(f"{k} {v:.1f}" for k, v in result.timings.items())
     lines.append(f"timings (ms): {timings}")
     return lines

@@ -222,3 +222,39 @@ def test_spider_dev_has_gold_tables_for_every_question(spider_dir: Path) -> None
     syn = load_dataset("spider-syn", spider_dir)
     assert syn.questions[0].question != dataset.questions[0].question
     assert syn.questions[0].gold == dataset.questions[0].gold
+
+
+def test_bench_recall_adds_users_examples_and_refuses_an_evaluated_one(
+    tmp_path: Path, sample_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    questions = tmp_path / "q.json"
+    questions.write_text(json.dumps(QUESTIONS))
+    rows = [
+        {"question": "Which crooners hail from France?", "db_id": "concert_singer",
+         "sql": "SELECT Name FROM singer WHERE Country = 'France'"},
+        {"question": "Heavy pets?", "db_id": "pets_1",
+         "sql": "SELECT * FROM Pets WHERE weight > 10"},
+        {"question": "Broken.", "db_id": "pets_1", "sql": "SELECT nope FROM Pets"},
+    ]  # fmt: skip
+    examples = tmp_path / "examples.jsonl"
+    examples.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    out = tmp_path / "recall.json"
+    common = [
+        "bench", "recall", "--tables", str(sample_dir / "tables.json"), "--questions",
+        str(questions), "--embedder", "hashing:256", "--cache-dir", str(tmp_path / "cache"),
+    ]  # fmt: skip
+    assert main([*common, "--examples", str(examples), "--json", str(out)]) == 0
+    added = json.loads(out.read_text())["user_examples"]
+    assert (added["rows"], added["in_index"], added["rejected"]) == (3, 2, 1)
+    assert added["rejected_by_reason"] == {"bad column reference": 1}
+    capsys.readouterr()
+
+    leaked = tmp_path / "leaked.jsonl"
+    evaluated = QUESTIONS[0]
+    leaked.write_text(
+        json.dumps(
+            {"question": evaluated["question"], "sql": evaluated["query"], "db_id": "pets_1"}
+        )
+    )
+    assert main([*common, "--examples", str(leaked)]) == 2
+    assert "evaluated question" in capsys.readouterr().err
