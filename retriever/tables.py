@@ -37,6 +37,9 @@ class TableEntry:
     primary_key: tuple[str, ...] = ()
     foreign_keys: tuple[ForeignKeyRef, ...] = ()
     values: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    #: documentation: the table's description and its columns' (by column name)
+    description: str = ""
+    descriptions: Mapping[str, str] = field(default_factory=dict)
 
     @property
     def key(self) -> tuple[str, str]:
@@ -65,6 +68,10 @@ class TableEntry:
             primary_key=tuple(payload.get("primary_key", ()) or ()),
             foreign_keys=fks,
             values=values,
+            description=str(payload.get("description") or ""),
+            descriptions={
+                str(col): str(text) for col, text in (payload.get("descriptions") or {}).items()
+            },
         )
 
 

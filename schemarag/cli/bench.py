@@ -6,10 +6,14 @@ import argparse
 import json
 import os
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 from retriever import DATASETS, BenchmarkDataError, Retriever, load_dataset, load_files
 from retriever.bench import ensure_index, plot_recall, pool_key, run_recall, table_lines
+from retriever.datasets import BenchDataset
+from schemagraph.errors import SchemaGraphError
+from schemagraph.sources import apply_overlay
 from schemarag.cli.bench_generation import register_bench_commands
 from schemarag.cli.common import add_output
 from schemarag.cli.retrieve import make_query_embedder
@@ -30,6 +34,14 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     recall.add_argument("--questions", type=Path, help="questions file (Spider or BIRD format)")
     recall.add_argument("--databases", type=Path, nargs="*", default=[], help="SQLite folders")
+    recall.add_argument(
+        "--docs",
+        type=Path,
+        action="append",
+        default=[],
+        metavar="PATH",
+        help="descriptions for the pool (a docs: file, YAML or JSON; repeatable)",
+    )
     recall.add_argument("--store", default=None, help="a built index to reuse (never rebuilt)")
     recall.add_argument(
         "--cache-dir",
@@ -59,6 +71,19 @@ def spider_dir(given: Path | None) -> Path:
     )
 
 
+def with_docs(dataset: BenchDataset, files: list[Path]) -> BenchDataset:
+    """`dataset` with the descriptions of `files` (docs: overlays) on its pool."""
+    catalog = dataset.catalog
+    try:
+        for file in files:
+            catalog = apply_overlay(catalog, "docs", file)
+    except SchemaGraphError as exc:
+        raise BenchmarkDataError(str(exc)) from None
+    for problem in catalog.problems[len(dataset.catalog.problems) :]:
+        print(f"warning: {problem}", file=sys.stderr)
+    return replace(dataset, catalog=catalog)
+
+
 def _progress(name: str, done: int, total: int) -> None:
     print(f"{name}: {done}/{total}", file=sys.stderr, flush=True)
 
@@ -66,12 +91,19 @@ def _progress(name: str, done: int, total: int) -> None:
 def cmd_recall(args: argparse.Namespace) -> int:
     if (args.tables is None) != (args.questions is None):
         raise BenchmarkDataError("--tables and --questions go together")
+    if args.docs and args.store is not None:
+        raise BenchmarkDataError(
+            "--docs describes the pool of the index this command builds; drop --store (a built "
+            "index keeps the documents it was built with)"
+        )
     if args.limit is not None and args.limit < 1:
         raise BenchmarkDataError(f"--limit must be >= 1, got {args.limit}")
     if args.tables is not None:
         dataset = load_files(args.tables, args.questions, args.databases, name=args.questions.stem)
     else:
         dataset = load_dataset(args.dataset, spider_dir(args.data))
+    if args.docs:
+        dataset = with_docs(dataset, args.docs)
     settings = Settings.from_env()
     embedder = make_query_embedder(settings, args.embedder)
     store = args.store
