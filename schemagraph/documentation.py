@@ -29,6 +29,17 @@ _SPACE = re.compile(r"\s+")
 _CLAUSE = re.compile(r"[.,;:(\[]|\s[-–—]\s")
 _ARTICLE = re.compile(r"^(the|a|an)\s+", re.IGNORECASE)
 _MAX_PHRASE_WORDS = 5
+#: first words of a clause that is not a name ("In the orders table, ...", "Stores the ...")
+_NOT_NAME_START = frozenset(
+    (  # noqa: SIM905
+        "in of for on at by to from with within this these it its each every which that stores "
+        "represents indicates contains records refers is are was"
+    ).split()
+)
+#: last words of a clause about the schema, not the data ("the 'orders' table")
+_NOT_NAME_END = frozenset({"table", "column", "field", "database", "key"})
+#: phrases that say what a column is for, not what it holds
+_GENERIC = frozenset({"identifier", "unique identifier", "unique id", "id", "primary key"})
 
 
 def clean(text: object) -> str:
@@ -51,7 +62,15 @@ def phrase(description: str) -> str | None:
     head = _CLAUSE.split(text, maxsplit=1)[0].strip() if text else ""
     head = _ARTICLE.sub("", head)
     words = head.split(" ")
-    if not head or len(words) > _MAX_PHRASE_WORDS or not any(c.isalpha() for c in head):
+    if (
+        not head
+        or len(words) > _MAX_PHRASE_WORDS
+        or not any(c.isalpha() for c in head)
+        or any(q in head for q in "'\"`")
+        or words[0].lower() in _NOT_NAME_START
+        or words[-1].lower() in _NOT_NAME_END
+        or head.lower() in _GENERIC
+    ):
         return None
     # lower-case ordinary words, keep acronyms (ID, GDP) as written
     return " ".join(w if w.isupper() and len(w) > 1 else w.lower() for w in words)

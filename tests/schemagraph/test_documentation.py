@@ -222,6 +222,10 @@ def test_ddl_comment_on_statements_and_inline_comments(tmp_path: Path) -> None:
         ("The number of goals scored by the home team at the end of a match.", None),
         ("", None),
         ("1.5", None),
+        ("In the 'tips' table, the 'likes' column counts likes", None),
+        ("Stores the amount", None),
+        ("The 'amt' column", None),
+        ("Unique identifier", None),
     ],
 )
 def test_phrase_is_a_short_noun_phrase_or_none(description: str, expected: str | None) -> None:
