@@ -284,3 +284,28 @@ def test_catalog_show_prints_descriptions(
     lab = data["databases"][0]["tables"][1]
     assert lab["columns"][2]["description"].startswith("total bilirubin")
     assert len(data["problems"]) == 3
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    content=st.one_of(
+        st.binary(max_size=300),
+        st.lists(st.lists(st.text(max_size=12), min_size=1, max_size=5), min_size=1, max_size=5)
+        .map(
+            lambda rows: (
+                "original_column_name,column_description\n"
+                + "\n".join(",".join(row) for row in rows)
+            )
+        )
+        .map(str.encode),
+    )
+)
+def test_any_description_csv_loads_or_is_reported_never_crashes(
+    fixtures: Path, tmp_path_factory: pytest.TempPathFactory, content: bytes
+) -> None:
+    folder = tmp_path_factory.mktemp("bird")
+    shutil.copytree(fixtures / "docs" / "bird", folder, dirs_exist_ok=True)
+    (folder / "database" / "clinic" / "database_description" / "Patient.csv").write_bytes(content)
+    catalog = load_spider(folder)
+    patient = catalog.database("clinic").table("Patient")
+    assert all("\n" not in c.description for c in patient.columns)
