@@ -56,18 +56,32 @@ def _lab(entries: list[TableEntry]) -> int:
 def test_table_documents_carry_descriptions(described: Catalog) -> None:
     db = described.database("clinic")
     doc = table_document(db, db.table("Laboratory"))
-    assert doc["text"].startswith("laboratory (Results of laboratory examinations): id, date, ")
-    assert "t bil (total bilirubin, in mg/dL)" in doc["text"]
+    # embedded text: names with the descriptions' short phrases (a sentence is not one)
+    assert doc["text"] == (
+        "laboratory (results of laboratory examinations): id, date, t bil (total bilirubin), "
+        "got (AST glutamic oxaloacetic transaminase). linked to patient"
+    )
+    # BM25 text: all of it
+    assert doc["lexical"] == (
+        doc["text"] + ". laboratory: Results of laboratory examinations. t bil: total bilirubin, "
+        "in mg/dL. got: AST glutamic oxaloacetic transaminase"
+    )
     assert doc["descriptions"] == {
         "T-BIL": "total bilirubin, in mg/dL",
         "GOT": "AST glutamic oxaloacetic transaminase",
     }
     entry = TableEntry.from_payload(doc)
+    assert entry.lexical_text == doc["lexical"]
     assert entry.description == "Results of laboratory examinations"
     assert entry.descriptions["T-BIL"] == "total bilirubin, in mg/dL"
 
 
 def test_bm25_finds_a_table_by_its_description(plain: Catalog, described: Catalog) -> None:
+    question = "Which examination results are the highest?"  # words of a description only
+    entries = entries_from_catalog(plain, with_values=False)
+    assert BM25TableBaseline(entries).bm25.scores(question)[_lab(entries)] == 0.0
+    entries = entries_from_catalog(described, with_values=False)
+    assert BM25TableBaseline(entries).rank(question).tables[0] == ("clinic", "Laboratory")
     entries = entries_from_catalog(plain, with_values=False)
     assert BM25TableBaseline(entries).bm25.scores(QUESTION)[_lab(entries)] == 0.0
     entries = entries_from_catalog(described, with_values=False)
@@ -131,6 +145,7 @@ def test_bench_recall_docs_builds_the_index_with_the_descriptions(
     with Retriever.open(str(folder), HashingEmbedder(512)) as retriever:
         kct = next(e for e in retriever.entries if e.table == "Examination")
     assert kct.descriptions == {"KCT": "Kaolin clotting time"}
-    assert "kct (Kaolin clotting time)" in kct.text
+    assert "kct (kaolin clotting time)" in kct.text
+    assert kct.lexical_text.endswith("kct: Kaolin clotting time")
     assert main([*args, "--docs", str(notes), "--store", str(folder)]) == 2
     assert "--docs describes the pool" in capsys.readouterr().err
