@@ -7,6 +7,7 @@ import hashlib
 import json
 import os
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 from sqlglot.dialects.dialect import Dialect
@@ -21,6 +22,9 @@ from retriever.bench import (
     run_recall,
     table_lines,
 )
+from retriever.datasets import BenchDataset
+from schemagraph.errors import SchemaGraphError
+from schemagraph.sources import apply_overlay
 from schemarag.cli.bench_generation import register_bench_commands
 from schemarag.cli.common import add_output
 from schemarag.cli.retrieve import make_query_embedder
@@ -50,6 +54,14 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="sqlglot dialect of the gold SQL in --questions (default sqlite; e.g. bigquery)",
     )
     recall.add_argument("--databases", type=Path, nargs="*", default=[], help="SQLite folders")
+    recall.add_argument(
+        "--docs",
+        type=Path,
+        action="append",
+        default=[],
+        metavar="PATH",
+        help="descriptions for the pool (a docs: file, YAML or JSON; repeatable)",
+    )
     recall.add_argument("--store", default=None, help="a built index to reuse (never rebuilt)")
     recall.add_argument(
         "--cache-dir",
@@ -92,6 +104,19 @@ def spider_dir(given: Path | None) -> Path:
     )
 
 
+def with_docs(dataset: BenchDataset, files: list[Path]) -> BenchDataset:
+    """`dataset` with the descriptions of `files` (docs: overlays) on its pool."""
+    catalog = dataset.catalog
+    try:
+        for file in files:
+            catalog = apply_overlay(catalog, "docs", file)
+    except SchemaGraphError as exc:
+        raise BenchmarkDataError(str(exc)) from None
+    for problem in catalog.problems[len(dataset.catalog.problems) :]:
+        print(f"warning: {problem}", file=sys.stderr)
+    return replace(dataset, catalog=catalog)
+
+
 def _progress(name: str, done: int, total: int) -> None:
     print(f"{name}: {done}/{total}", file=sys.stderr, flush=True)
 
@@ -112,6 +137,11 @@ def cmd_recall(args: argparse.Namespace) -> int:
         raise BenchmarkDataError("--tables and --questions go together")
     if args.per_question and args.json is None:
         raise BenchmarkDataError("--per-question goes into the --json report; add --json OUT")
+    if args.docs and args.store is not None:
+        raise BenchmarkDataError(
+            "--docs describes the pool of the index this command builds; drop --store (a built "
+            "index keeps the documents it was built with)"
+        )
     if args.limit is not None and args.limit < 1:
         raise BenchmarkDataError(f"--limit must be >= 1, got {args.limit}")
     if args.examples is not None:
@@ -126,6 +156,8 @@ def cmd_recall(args: argparse.Namespace) -> int:
         )
     else:
         dataset = load_dataset(args.dataset, spider_dir(args.data))
+    if args.docs:
+        dataset = with_docs(dataset, args.docs)
     settings = Settings.from_env()
     embedder = make_query_embedder(settings, args.embedder)
     store = args.store
