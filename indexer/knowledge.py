@@ -47,7 +47,7 @@ def table_document(
         text += f". linked to {', '.join(words(j) for j in joins)}"
     described = [(table.name, table.description)] + [(c.name, c.description) for c in table.columns]
     notes = ". ".join(
-        f"{words(name)}: {summary(text, LEXICAL_WORDS)}" for name, text in described if text
+        f"{words(name)}: {summary(note, LEXICAL_WORDS)}" for name, note in described if note
     )
     return {
         "db_id": db.id,
