@@ -2,15 +2,16 @@
 
 The prompt is an instruction with the optimization rule ("minimize SQL execution time while
 ensuring correctness"), few-shot examples (question, SQL and the example's schema), the schema
-as CREATE TABLE statements with primary and foreign keys and a few sampled rows per table, and
-the question. Cell values, example text and the question are delimited data blocks, each cut to
-a length (`generator.text.data_block`).
+as CREATE TABLE statements with primary and foreign keys, the tables' and columns' descriptions
+as SQL comments and a few sampled rows per table, and the question. Cell values, example text
+and the question are delimited data blocks, each cut to a length (`generator.text.data_block`).
 
 The budget (approximate tokens, `text.approx_tokens`) is a hard limit: while the prompt is too
-long, `build_prompt` drops few-shot examples (the last, least similar, first), then sample rows
-(one row per table at a time), then the tables farthest from the question (fewest words shared
-with the question; later in the given order first), keeping at least one table. What was cut is
-reported in `Prompt.cuts`. If even that does not fit, `PromptBudgetError`.
+long, `build_prompt` drops the descriptions (all at once: the names still say something), then
+few-shot examples (the last, least similar, first), then sample rows (one row per table at a
+time), then the tables farthest from the question (fewest words shared with the question, in
+their names or descriptions; later in the given order first), keeping at least one table. What
+was cut is reported in `Prompt.cuts`. If even that does not fit, `PromptBudgetError`.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from typing import Any
 from generator.errors import GeneratorConfigError, PromptBudgetError
 from generator.text import DATA_RULE, approx_tokens, clip, data_block
 from providers import Message
+from retriever.text import STOPWORDS
 from schemagraph import Database, DatabaseSample, TableSample, create_table_text, sample_database
 
 OPTIMIZATION_RULE = "Minimize SQL execution time while ensuring correctness."
@@ -71,8 +73,9 @@ class PromptConfig:
 
 @dataclass(frozen=True)
 class PromptCuts:
-    """What the budget removed: examples, sample rows per table, tables (by name)."""
+    """What the budget removed: descriptions, examples, sample rows per table, tables (by name)."""
 
+    descriptions_dropped: bool = False
     examples_dropped: int = 0
     sample_rows_from: int = 0
     sample_rows_to: int = 0
@@ -81,13 +84,16 @@ class PromptCuts:
     @property
     def any(self) -> bool:
         return bool(
-            self.examples_dropped
+            self.descriptions_dropped
+            or self.examples_dropped
             or self.sample_rows_to < self.sample_rows_from
             or self.tables_dropped
         )
 
     def notes(self) -> list[str]:
         notes = []
+        if self.descriptions_dropped:
+            notes.append("dropped the descriptions")
         if self.examples_dropped:
             notes.append(f"dropped {self.examples_dropped} few-shot example(s)")
         if self.sample_rows_to < self.sample_rows_from:
@@ -100,6 +106,7 @@ class PromptCuts:
 
     def as_dict(self) -> dict[str, Any]:
         return {
+            "descriptions_dropped": self.descriptions_dropped,
             "examples_dropped": self.examples_dropped,
             "sample_rows_from": self.sample_rows_from,
             "sample_rows_to": self.sample_rows_to,
@@ -172,12 +179,15 @@ def build_prompt(
     kept = list(names)
     dropped_tables: list[str] = []
     drop_order = _farthest_first(question, db, names)
+    described = _has_descriptions(db, names)
     while True:
-        user = _user_text(question, db, kept, shown_examples, sample, rows, config)
+        user = _user_text(question, db, kept, shown_examples, sample, rows, config, described)
         tokens = approx_tokens(SYSTEM_PROMPT) + approx_tokens(user)
         if tokens <= config.budget_tokens:
             break
-        if shown_examples:
+        if described:
+            described = False
+        elif shown_examples:
             shown_examples.pop()
         elif rows > 0:
             rows -= 1
@@ -191,6 +201,7 @@ def build_prompt(
                 f"budget_tokens is {config.budget_tokens}"
             )
     cuts = PromptCuts(
+        descriptions_dropped=_has_descriptions(db, names) and not described,
         examples_dropped=len(examples) - len(shown_examples),
         sample_rows_from=config.sample_rows if sample is not None else 0,
         sample_rows_to=rows,
@@ -209,10 +220,19 @@ def build_prompt(
 
 
 def schema_text(
-    db: Database, tables: Sequence[str], sample: DatabaseSample | None, rows: int
+    db: Database,
+    tables: Sequence[str],
+    sample: DatabaseSample | None,
+    rows: int,
+    descriptions: bool = True,
 ) -> str:
-    """CREATE TABLE statements with keys and `rows` sample rows per table."""
-    return create_table_text(db, list(tables), sample, rows)
+    """CREATE TABLE statements with keys, descriptions and `rows` sample rows per table."""
+    return create_table_text(db, list(tables), sample, rows, descriptions=descriptions)
+
+
+def _has_descriptions(db: Database, names: Sequence[str]) -> bool:
+    tables = [db.table(n) for n in names]
+    return any(t.description or any(c.description for c in t.columns) for t in tables)
 
 
 def _user_text(
@@ -223,6 +243,7 @@ def _user_text(
     sample: DatabaseSample | None,
     rows: int,
     config: PromptConfig,
+    descriptions: bool,
 ) -> str:
     parts = ["### Instruction", INSTRUCTION]
     if examples:
@@ -236,7 +257,8 @@ def _user_text(
             parts.append(f"Example {number}:")
             parts.append(data_block("example", "\n".join(body), config.max_example_chars))
     parts.append(f"### Database {db.id}")
-    parts.append(data_block("schema", schema_text(db, tables, sample, rows), 1_000_000))
+    schema = schema_text(db, tables, sample, rows, descriptions)
+    parts.append(data_block("schema", schema, 1_000_000))
     parts.append("### Question")
     parts.append(data_block("question", question.strip(), config.max_question_chars))
     return "\n\n".join(parts)
@@ -274,9 +296,9 @@ def _farthest_first(question: str, db: Database, names: Sequence[str]) -> list[s
 
     def relevance(position: int) -> tuple[int, int]:
         table = db.table(names[position])
-        vocabulary = name_words(table.name)
+        vocabulary = name_words(table.name) | name_words(table.description) - STOPWORDS
         for column in table.columns:
-            vocabulary |= name_words(column.name)
+            vocabulary |= name_words(column.name) | name_words(column.description) - STOPWORDS
         return (len(asked & vocabulary) + 2 * len(asked & name_words(table.name)), -position)
 
     order = sorted(range(len(names)), key=relevance)

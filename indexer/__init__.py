@@ -4,14 +4,28 @@ location = StoreLocation.parse(".schemarag/store")
 runner = make_chain_runner(make_synthesizer("template", None), make_feedback("rule", None),
                            chains=3, iterations=2)
 report = build_index(catalog, location, BuildServices(runner, "template", embedder))
+
+Users' own examples (validated, kept across builds, searchable at once):
+
+found = read_examples(Path("query_log.jsonl"))
+add_examples(catalog, location, embedder, found.examples, rejected=found.rejected)
+remove_examples(location, ids=["ex_0123456789abcdef"])
 """
 
 from indexer.build import BuildConfig, BuildServices, CollectionLayout, build_index
 from indexer.chains import make_chain_runner, make_feedback, make_synthesizer
-from indexer.errors import BuildError, IndexerError, StoreError
+from indexer.errors import BuildError, ExamplesFileError, IndexerError, StoreError
+from indexer.example_files import ExampleFile, Rejected, UserExample, read_examples
+from indexer.example_store import ExampleStore, StoredExample
 from indexer.knowledge import table_document
 from indexer.report import BuildReport
 from indexer.store import StoreLocation, index_status
+from indexer.user_examples import (
+    ExamplesReport,
+    add_examples,
+    remove_examples,
+    validate_examples,
+)
 from indexer.validate import Validation, validate_sql
 
 __all__ = [
@@ -20,16 +34,27 @@ __all__ = [
     "BuildReport",
     "BuildServices",
     "CollectionLayout",
+    "ExampleFile",
+    "ExampleStore",
+    "ExamplesFileError",
+    "ExamplesReport",
     "IndexerError",
+    "Rejected",
     "StoreError",
     "StoreLocation",
+    "StoredExample",
+    "UserExample",
     "Validation",
+    "add_examples",
     "build_index",
     "index_status",
     "make_chain_runner",
     "make_feedback",
     "make_synthesizer",
+    "read_examples",
+    "remove_examples",
     "table_document",
+    "validate_examples",
     "validate_sql",
 ]
 

@@ -6,6 +6,12 @@ lacks are synthesized; records whose key vanished are removed; everything else i
 untouched (embedded: a copy of the served build's folder; server: the points are copied). An
 unchanged catalog is reported up to date at once, with no provider call.
 
+Users' examples (`indexer.example_records`) are planned the same way: each stored example whose
+tables still have the fingerprints it was validated against has a record key; new keys are
+embedded (never synthesized) and added, vanished ones removed, and the manifest records which
+examples the build holds (`examples`: id → key). An example whose table changed is left out and
+reported (`user_examples_dropped`).
+
 Work is journaled per batch of traversals (`indexer.journal`), so a killed build resumes where it
 stopped; the knowledge base is loaded from the journal and published atomically at the end
 (`indexer.store`), so readers keep the previous complete build until then.
@@ -21,12 +27,21 @@ import time
 import uuid
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from indexer.errors import BuildError
+from indexer.example_records import (
+    ORIGIN,
+    SYNTHETIC,
+    ExamplePlan,
+    example_payload,
+    example_point_id,
+    plan_examples,
+)
+from indexer.example_store import ExampleStore
 from indexer.journal import Journal, JournalRecord
 from indexer.knowledge import table_document
 from indexer.report import BuildReport
@@ -44,6 +59,7 @@ from schemagraph import (
     sample_database,
     table_fingerprint,
 )
+from schemagraph.twins import find_twins
 
 log = logging.getLogger(__name__)
 
@@ -200,22 +216,39 @@ def _build(
 
     previous = location.current()
     prev_keys: set[str] = set()
-    if previous and not config.full:
-        prev_keys = set(location.manifest(previous)["traversal_keys"])
+    prev_examples: dict[str, str] = {}
+    served_examples: dict[str, str] = {}  # what the served build holds, for the report
+    if previous:
+        prev_manifest = location.manifest(previous)
+        served_examples = dict(prev_manifest.get("examples") or {})
+        if not config.full:
+            prev_keys = set(prev_manifest["traversal_keys"])
+            prev_examples = served_examples
+    examples = plan_examples(catalog, ExampleStore.read(location), services.embedder.name)
+    prev_example_keys = set(prev_examples.values())
     todo = sorted(k for k in keyed if k not in prev_keys)
-    gone = sorted(prev_keys - keyed.keys())
+    todo_examples = sorted(k for k in examples.keyed if k not in prev_example_keys)
+    gone = sorted((prev_keys - keyed.keys()) | (prev_example_keys - examples.keyed.keys()))
     base = previous if (previous and not config.full) else None
+    dropped_now = [d for d in examples.dropped if d.id in served_examples]
+    for dropped in dropped_now:
+        log.warning("user example %s (%s) left out: %s", dropped.id, dropped.where, dropped.reason)
 
-    if base and not todo and not gone:
+    if base and not todo and not gone and not todo_examples:
         log.info("catalog unchanged since build %s: nothing to do", base)
         manifest = location.manifest(base)
         report = BuildReport.up_to_date_of(
             manifest, catalog, len(traversals), time.perf_counter() - started
         )
+        report.user_examples = len(examples.keyed)
+        report.user_examples_stale = len(examples.dropped)
         _add_usage(report, services)
         return report
 
-    plan = hashlib.sha256(json.dumps([base, todo, gone]).encode()).hexdigest()[:8]
+    planned: list[Any] = [base, todo, gone]
+    if todo_examples:
+        planned.append(todo_examples)
+    plan = hashlib.sha256(json.dumps(planned).encode()).hexdigest()[:8]
     build_id = _resume_or_start(location, plan)
     journal = Journal(location.build_dir(build_id) / "journal.sqlite")
     try:
@@ -236,14 +269,31 @@ def _build(
             catalog, keyed, remaining, len(todo), journal, services, config, build_id
         )
         timings["synthesize_and_embed"] = time.perf_counter() - t0
+        if todo_examples:
+            t0 = time.perf_counter()
+            journal_examples(
+                examples, [k for k in todo_examples if k not in done], journal, services.embedder
+            )
+            timings["user_examples"] = time.perf_counter() - t0
 
         t0 = time.perf_counter()
-        question_count, removed = _load_knowledge_base(
-            catalog, location, build_id, base, gone, journal, services, config
+        question_count, removed = load_knowledge_base(
+            location,
+            build_id,
+            base,
+            gone,
+            journal,
+            config,
+            dim=services.embedder.dim,
+            tables_of=(catalog, services.embedder),
         )
         timings["load"] = time.perf_counter() - t0
         stats = list(journal.stats())
-        published_keys = sorted((keyed.keys() - set(todo)) | journal.done_keys())
+        finished = journal.done_keys()
+        published_keys = sorted(((keyed.keys() - set(todo)) | finished) & keyed.keys())
+        published_examples = {
+            e.id: k for k, e in examples.keyed.items() if k in prev_example_keys or k in finished
+        }
     except Exception:
         # A build that stopped on an error before finishing any traversal has nothing to
         # resume: leave no PENDING behind. (An interrupted or killed build keeps its journal.)
@@ -269,6 +319,10 @@ def _build(
         seconds=time.perf_counter() - started,
     )
     report.failed_traversals = failed
+    report.user_examples = len(published_examples)
+    report.user_examples_added = len(todo_examples)
+    report.user_examples_dropped = [d.as_dict() for d in dropped_now]
+    report.user_examples_stale = len(examples.dropped)
     _add_usage(report, services)
     manifest = {
         "build_id": build_id,
@@ -281,8 +335,12 @@ def _build(
             kind: location.collection_name(kind, build_id) for kind in (QUESTIONS, TABLES)
         },
         "databases": {db.id: database_fingerprint(db) for db in catalog},
+        "twins": [group.as_dict() for group in find_twins(catalog)],
         # Failed traversals are left out, so the next build retries them.
         "traversal_keys": published_keys,
+        # users' examples in this build: example id -> record key (indexer.example_records)
+        "examples": published_examples,
+        "layout": asdict(config.layout),
         "report": report.as_dict(),
     }
     _write_json(location.build_dir(build_id) / "manifest.json", manifest)
@@ -376,6 +434,7 @@ def _synthesize_all(
                         continue
                     payload = {
                         **rec,
+                        ORIGIN: SYNTHETIC,
                         "db_id": db.id,
                         "traversal": traversal.id,
                         "traversal_tables": list(traversal.tables),
@@ -418,22 +477,43 @@ def _accumulate(stats: dict[str, Any], name: str, value: Any) -> None:
         stats[name] = stats.get(name, 0) + value
 
 
-def _load_knowledge_base(
-    catalog: Catalog,
+def journal_examples(
+    examples: ExamplePlan, keys: Sequence[str], journal: Journal, embedder: Embedder
+) -> None:
+    """Embed the user examples `keys` (record keys of `examples`) and journal their records."""
+    for start in range(0, len(keys), UPSERT_BATCH):
+        part = keys[start : start + UPSERT_BATCH]
+        vectors = embedder.embed_documents([examples.keyed[k].question for k in part])
+        records = [
+            JournalRecord(
+                example_point_id(key), key, example_payload(examples.keyed[key], key, ""), vector
+            )
+            for key, vector in zip(part, vectors, strict=True)
+        ]
+        journal.commit([(k, {"user_examples": 1}) for k in part], records)
+
+
+def load_knowledge_base(
     location: StoreLocation,
     build_id: str,
     base: str | None,
     gone: Sequence[str],
     journal: Journal,
-    services: BuildServices,
     config: BuildConfig,
+    *,
+    dim: int,
+    tables_of: tuple[Catalog, Embedder] | None,
 ) -> tuple[int, int]:
     """Fill the build's collections from the base build and the journal; returns the number of
-    question records and the number removed. Safe to redo from the start after a crash."""
+    question records and the number removed. `tables_of`: the catalog whose table documents to
+    write, with their embedder (None: keep the base build's). Safe to redo from the start after
+    a crash."""
     from qdrant_client import models
 
     questions = location.collection_name(QUESTIONS, build_id)
     tables = location.collection_name(TABLES, build_id)
+    if tables_of is None and base is None:
+        raise BuildError("a build that keeps the table documents needs a base build")
     if location.embedded:
         shutil.rmtree(location.build_dir(build_id) / "qdrant", ignore_errors=True)
         if base:
@@ -445,7 +525,7 @@ def _load_knowledge_base(
                     client.delete_collection(name)
         # Embedders return unit vectors: DOT is the cosine, and embedded Qdrant scores it as a plain
         # matrix product instead of re-normalizing every stored vector per query.
-        dim, dot = services.embedder.dim, models.Distance.DOT
+        dot = models.Distance.DOT
         if not client.collection_exists(questions):
             client.create_collection(
                 questions, **config.layout.create_options(dim, dot, questions=True)
@@ -478,6 +558,15 @@ def _load_knowledge_base(
                     payloads=[{**r.payload, "build_id": build_id} for r in batch],
                 ),
             )
+        if tables_of is None:
+            assert base is not None
+            if not location.embedded:  # embedded: the copied folder holds them already
+                client.create_collection(
+                    tables, **config.layout.create_options(dim, dot, questions=False)
+                )
+                _copy_points(client, location.collection_name(TABLES, base), tables)
+            return int(client.count(questions, exact=True).count), removed
+        catalog, embedder = tables_of
         # Table documents are few (one per table): rebuilt whole, embeddings come from the cache.
         if client.collection_exists(tables):
             client.delete_collection(tables)
@@ -492,7 +581,7 @@ def _load_knowledge_base(
         ]
         for start in range(0, len(docs), UPSERT_BATCH):
             part = docs[start : start + UPSERT_BATCH]
-            embedded = services.embedder.embed_documents([d["text"] for d in part])
+            embedded = embedder.embed_documents([d["text"] for d in part])
             client.upsert(
                 tables,
                 points=models.Batch(

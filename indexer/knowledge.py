@@ -1,7 +1,12 @@
 """Knowledge-base documents other than synthetic questions: one document per table.
 
 The table document is what the dense and BM25 table baselines and the retriever's table signal
-search: the table's name and columns in words, its keys, and sampled text values.
+search: the table's name and columns in words, the tables it links to, and sampled text values.
+Descriptions go in two ways. `text`, which is embedded, shows a described name with the
+description's short phrase only ("t bil (total bilirubin)"): on BIRD train, whole descriptions
+in the embedded text took MiniLM's database recall@1 from 43.0 to 25.1 (docs/BENCHMARKS.md).
+`lexical`, which BM25 reads, is `text` followed by the descriptions themselves (their first
+`LEXICAL_WORDS` words each): every word of a description is a term a question may use.
 """
 
 from __future__ import annotations
@@ -10,7 +15,11 @@ import re
 from typing import Any
 
 from schemagraph import Database, DatabaseSample, Table
+from schemagraph.documentation import phrase, summary
 from schemagraph.model import fold
+
+#: words of each description in the `lexical` text
+LEXICAL_WORDS = 60
 
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
 
@@ -29,17 +38,22 @@ def table_document(
     table_sample = sample.table(table.name) if sample else None
     if table_sample:
         values = {c: list(v[:max_values]) for c, v in table_sample.text_values.items()}
-    column_words = ", ".join(words(c.name) for c in table.columns)
+    column_words = ", ".join(_named(words(c.name), c.description) for c in table.columns)
     joins = sorted(
         {fk.ref_table for fk in table.foreign_keys if fold(fk.ref_table) != fold(table.name)}
     )
-    text = f"{words(table.name)}: {column_words}"
+    text = f"{_named(words(table.name), table.description)}: {column_words}"
     if joins:
         text += f". linked to {', '.join(words(j) for j in joins)}"
+    described = [(table.name, table.description)] + [(c.name, c.description) for c in table.columns]
+    notes = ". ".join(
+        f"{words(name)}: {summary(note, LEXICAL_WORDS)}" for name, note in described if note
+    )
     return {
         "db_id": db.id,
         "table": table.name,
         "text": text,
+        "lexical": f"{text}. {notes}" if notes else text,
         "columns": [c.name for c in table.columns],
         "primary_key": list(table.primary_key),
         "foreign_keys": [
@@ -51,4 +65,12 @@ def table_document(
             for fk in table.foreign_keys
         ],
         "values": values,
+        "description": table.description,
+        "descriptions": {c.name: c.description for c in table.columns if c.description},
     }
+
+
+def _named(name: str, description: str) -> str:
+    """`name`, followed by the description's short phrase when it has one."""
+    short = phrase(description)
+    return f"{name} ({short})" if short and short.lower() != name.lower() else name

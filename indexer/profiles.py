@@ -21,7 +21,8 @@ from collections import OrderedDict
 from dataclasses import dataclass
 
 from indexer.humanize import entity, humanize
-from schemagraph.model import Database, ForeignKey, Table, fold
+from schemagraph.documentation import phrase
+from schemagraph.model import Column, Database, ForeignKey, Table, fold
 from schemagraph.samples import DatabaseSample, TableSample
 from schemagraph.traversals import Traversal
 
@@ -352,8 +353,7 @@ def _table_info(
     singular, plural = entity(table.name)
     own_words = _own_words(table.name)
     columns = tuple(
-        _column_info(table, col.name, col.type, col.primary_key, sample, fk_columns, own_words)
-        for col in table.columns
+        _column_info(table, col, sample, fk_columns, own_words) for col in table.columns
     )
     bridge = bool(columns) and all(c.key or c.temporal for c in columns)
     bridge = bridge and any(c.key for c in columns) and len(columns) > 1
@@ -378,15 +378,17 @@ def _own_words(table_name: str) -> tuple[str, ...]:
 
 def _column_info(
     table: Table,
-    name: str,
-    type_: str,
-    primary: bool,
+    column: Column,
     sample: TableSample | None,
     fk_columns: set[tuple[str, str]],
     own_words: tuple[str, ...],
 ) -> ColumnInfo:
-    words = humanize(name)
-    parts = [w.lower() for w in words.split(" ")]
+    """A column's roles from its name (humanized) and type; its documented phrase, when it has
+    one, is the words questions use for it ("total bilirubin", not "T BIL")."""
+    name, type_, primary = column.name, column.type, column.primary_key
+    named = humanize(name)
+    words = phrase(column.description) or named
+    parts = [w.lower() for w in named.split(" ")]
     last = parts[-1]
     id_like = last in ("id", "ids") or fold(name) in ("id", "uid")
     key = primary or id_like or (fold(table.name), fold(name)) in fk_columns

@@ -42,6 +42,12 @@ class BuildReport:
     timings: dict[str, float] = field(default_factory=dict)
     seconds: float = 0.0
     up_to_date: bool = False
+    #: users' examples in the build, added by it, left out by it because a table changed (id,
+    #: where, reason), and left out in all (stale since an earlier build too)
+    user_examples: int = 0
+    user_examples_added: int = 0
+    user_examples_dropped: list[dict[str, str]] = field(default_factory=list)
+    user_examples_stale: int = 0
 
     @staticmethod
     def up_to_date_of(
@@ -123,6 +129,7 @@ class BuildReport:
                 f"{counted(self.traversals, 'traversal')}, {counted(self.questions, 'question')}",
                 f"provider calls {self.provider_calls}, cache hits {self.cache_hits}, "
                 f"{self.seconds:.1f} s",
+                *self._example_lines(),
             ]
         out = [
             f"build {self.build_id}",
@@ -148,6 +155,7 @@ class BuildReport:
                 "  dropped because: "
                 + ", ".join(f"{k} {v}" for k, v in sorted(self.drop_reasons.items()))
             )
+        out.extend(f"  {line}" for line in self._example_lines())
         out.append(f"  provider calls {self.provider_calls}, cache hits {self.cache_hits}")
         if self.failed_traversals:
             out.append(
@@ -163,4 +171,26 @@ class BuildReport:
             )
         stages = ", ".join(f"{k} {v:.1f} s" for k, v in self.timings.items())
         out.append(f"  time {self.seconds:.1f} s ({stages})")
+        return out
+
+    def _example_lines(self) -> list[str]:
+        if not (self.user_examples or self.user_examples_stale):
+            return []
+        out = [
+            f"users' examples {self.user_examples} ({self.user_examples_added} added)"
+            + (
+                f", {self.user_examples_stale} left out because a table changed"
+                if self.user_examples_stale
+                else ""
+            )
+        ]
+        out += [
+            f"  left out {d['id']} ({d['where']}): {d['reason']}"
+            for d in self.user_examples_dropped
+        ]
+        if self.user_examples_dropped:
+            out.append(
+                "  (add their files again to validate them against the changed tables, or "
+                "remove them with `schemarag index remove-examples`)"
+            )
         return out

@@ -36,7 +36,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from indexer.errors import StoreError
+from indexer.errors import StoreBusyError, StoreError
 
 QUESTIONS = "questions"
 TABLES = "tables"
@@ -182,7 +182,7 @@ def build_lock(location: StoreLocation) -> Iterator[None]:
     if (holder := _holder_unless_locked(fd)) is not None:
         os.close(fd)
         where = location.url or str(location.root)
-        raise StoreError(
+        raise StoreBusyError(
             f"{where}: another build is running on this store ({holder}); "
             "wait for it to finish, or stop it"
         )
@@ -270,6 +270,13 @@ def index_status(location: StoreLocation) -> dict[str, Any]:
         "pending": location.pending(),
         "running": running_build(location),
     }
+    from indexer.example_store import FILE, ExampleStore  # it imports this module
+
+    kept = 0
+    if (location.root / FILE).exists():
+        with ExampleStore(location.root / FILE) as examples:
+            kept = examples.count()
+    status["user_examples_kept"] = kept
     current = location.current()
     if current is None:
         return status
@@ -292,7 +299,9 @@ def manifest_summary(manifest: dict[str, Any]) -> dict[str, Any]:
         "tables": report.get("tables"),
         "traversals": report.get("traversals"),
         "questions": report.get("questions"),
+        "user_examples": len(manifest.get("examples") or {}),
         "embedder": manifest.get("embedder"),
         "dim": manifest.get("dim"),
         "synthesizer": manifest.get("synthesizer"),
+        "twins": manifest.get("twins", []),
     }

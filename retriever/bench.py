@@ -5,7 +5,8 @@
     with Retriever.open(store, embedder) as retriever:
         report = run_recall(dataset, retriever, embedder)
 
-`run_recall` refuses a knowledge base that contains an evaluated question (`LeakageError`).
+`run_recall` refuses a knowledge base that contains an evaluated question (`LeakageError`): a
+user example (`ensure_examples_index`) equal to an evaluated question is refused like an LLM's.
 The report's top level is the stable contract of `schemarag bench recall --json`.
 """
 
@@ -28,6 +29,7 @@ from retriever.tables import embed_entries, entries_from_catalog
 from retriever.text import normalize_question
 from schemagraph import Catalog, database_fingerprint
 from schemagraph.model import fold
+from schemagraph.twins import find_twins, twin_map
 
 log = logging.getLogger(__name__)
 
@@ -102,6 +104,38 @@ def ensure_index(
     build_index(catalog, StoreLocation.parse(store), services, config)
 
 
+def ensure_examples_index(
+    catalog: Catalog, base: Path, store: Path, embedder: Embedder, examples: Path
+) -> dict[str, Any]:
+    """The knowledge base at `base` (built by `ensure_index`) plus the users' examples of the
+    file `examples`, at `store`: made once (a copy of `base` to which the examples are added),
+    then brought up to date like any build (which keeps the examples). What was added, for the
+    report."""
+    import shutil
+
+    from indexer import StoreLocation, add_examples, read_examples
+
+    found = read_examples(examples)
+    location = StoreLocation.parse(store)
+    if location.current() is None:
+        shutil.rmtree(store, ignore_errors=True)
+        shutil.copytree(base, store, ignore=shutil.ignore_patterns("build.lock"))
+    else:
+        ensure_index(catalog, store, embedder)
+    report = add_examples(catalog, location, embedder, found.examples, rejected=found.rejected)
+    reasons: dict[str, int] = {}
+    for rejected in report.rejected:
+        kind = rejected.reason.split(":")[0].split(" '")[0].split(" as line")[0]
+        reasons[kind] = reasons.get(kind, 0) + 1
+    return {
+        "file": str(examples),
+        "rows": len(found.examples) + len(found.rejected),
+        "in_index": report.in_build,
+        "rejected": len(report.rejected),
+        "rejected_by_reason": dict(sorted(reasons.items(), key=lambda kv: -kv[1])),
+    }
+
+
 def _evaluate(
     rank: Callable[[str], Ranking],
     questions: Sequence[BenchQuestion],
@@ -131,8 +165,10 @@ def run_recall(
     limit: int | None = None,
     methods: Sequence[str] = METHODS,
     progress: Callable[[str, int, int], None] | None = None,
+    per_question: bool = False,
 ) -> dict[str, Any]:
-    """Evaluate `methods` on `dataset` (its first `limit` questions); the report dict."""
+    """Evaluate `methods` on `dataset` (its first `limit` questions); the report dict.
+    `per_question`: add every question's gold and each method's ranking (`per_question`)."""
     questions = list(dataset.questions[:limit] if limit else dataset.questions)
     if not questions:
         raise BenchmarkDataError(f"{dataset.name}: no questions to evaluate")
@@ -170,6 +206,8 @@ def run_recall(
         dense = DenseTableBaseline(entries, vectors, embedder)
         rankers["dense_table"] = lambda q: dense.rank(q, RANK_SIZE)
 
+    groups = find_twins(dataset.catalog)
+    twins = twin_map(groups)
     report: dict[str, Any] = {
         "dataset": dataset.name,
         "questions": len(questions),
@@ -179,6 +217,7 @@ def run_recall(
         "curves": {},
         "skipped": len(dataset.skipped),
         "masked_records": sorted(retriever.masked) if retriever is not None else [],
+        "twin_groups": [group.as_dict() for group in groups],
     }
     for name, rank in rankers.items():
 
@@ -187,17 +226,47 @@ def run_recall(
                 progress(name, done, total)
 
         rankings = _evaluate(rank, questions, step)
-        report["methods"][name] = {**recall(questions, rankings), **latency(rankings)}
-        report["breakdowns"]["hardness"][name] = breakdown(questions, rankings, "hardness")
-        report["breakdowns"]["gold_tables"][name] = breakdown(questions, rankings, "tables")
+        report["methods"][name] = {**recall(questions, rankings, twins), **latency(rankings)}
+        report["breakdowns"]["hardness"][name] = breakdown(questions, rankings, "hardness", twins)
+        report["breakdowns"]["gold_tables"][name] = breakdown(questions, rankings, "tables", twins)
         report["curves"][name] = curves(questions, rankings)
+        if per_question:
+            _add_rankings(report, name, questions, rankings)
     return report
+
+
+def _add_rankings(
+    report: dict[str, Any],
+    method: str,
+    questions: Sequence[BenchQuestion],
+    rankings: Sequence[Ranking],
+) -> None:
+    """Each question's gold and `method`'s databases and tables, best first, in the report."""
+    rows = report.setdefault(
+        "per_question",
+        [
+            {
+                "question": q.question,
+                "db_id": q.db_id,
+                "gold_tables": sorted(table for _, table in q.gold),
+                "hardness": q.hardness,
+                "rankings": {},
+            }
+            for q in questions
+        ],
+    )
+    for row, ranking in zip(rows, rankings, strict=True):
+        row["rankings"][method] = {
+            "databases": list(ranking.databases),
+            "tables": [f"{db}.{table}" for db, table in ranking.tables],
+        }
 
 
 def table_lines(report: dict[str, Any]) -> list[str]:
     """The report's methods as a Markdown table."""
     keys = [
         "db_R@1",
+        "db_R@1_twins",
         "db_R@5",
         "tab_R@5",
         "tab_R@10",

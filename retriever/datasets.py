@@ -1,8 +1,13 @@
 """Benchmark questions with their gold database and tables, and the pool of databases.
 
 Spider (`dev.json`: `question`, `query`, `db_id`), Spider-Syn (`SpiderSynQuestion`), Spider-DK
-and BIRD (`SQL`) are read the same way; gold tables come from the gold SQL's syntax tree
-(`schemagraph.sql.tables_in_sql`), hardness from Spider's classifier on the gold SQL.
+and BIRD (`SQL`) are read the same way; gold tables come from a `gold_tables` list when a question
+has one, else from the gold SQL's syntax tree (`schemagraph.sql.tables_in_sql`, in the SQL
+dialect the file is written in: SQLite unless told), hardness from Spider's classifier on the
+gold SQL (None when it cannot classify SQL of another dialect).
+
+A question whose gold tables are none of its database's (a view, or a table the tables.json
+lacks) cannot be routed to them and is skipped, with the names it read.
 """
 
 from __future__ import annotations
@@ -34,7 +39,7 @@ class BenchQuestion:
     db_id: str
     #: gold tables as (folded db id, folded table name)
     gold: frozenset[tuple[str, str]]
-    hardness: str
+    hardness: str | None
 
 
 @dataclass(frozen=True)
@@ -70,10 +75,12 @@ def load_files(
     databases: Sequence[Path] = (),
     *,
     name: str | None = None,
+    dialect: str = "sqlite",
 ) -> BenchDataset:
     """Questions of `questions` over the pool of `tables` (one or more tables.json files, whose
     database ids must not collide). `databases`: folders of `<db>/<db>.sqlite` for databases
-    whose file is not next to their tables.json."""
+    whose file is not next to their tables.json. `dialect`: the sqlglot dialect of the gold
+    SQL."""
     files = [tables] if isinstance(tables, Path) else list(tables)
     try:
         catalog = Catalog.merge(*(load_spider(f) for f in files))
@@ -88,28 +95,46 @@ def load_files(
         text = next((row[k] for k in _QUESTION_KEYS if row.get(k)), None)
         sql = next((row[k] for k in _SQL_KEYS if isinstance(row.get(k), str)), None)
         db_id = row.get("db_id")
-        if not text or not sql or not db_id:
+        given = row.get("gold_tables")
+        if given is not None and (
+            not isinstance(given, list) or not all(isinstance(t, str) for t in given)
+        ):
+            raise BenchmarkDataError(f"{where}: gold_tables must be a list of table names")
+        if not text or not db_id or (not sql and given is None):
             raise BenchmarkDataError(
-                f"{where}: needs a question, a gold SQL (`query` or `SQL`) and a db_id"
+                f"{where}: needs a question, a db_id and a gold SQL (`query` or `SQL`) or "
+                "`gold_tables`"
             )
         if db_id not in catalog:
             skipped.append(f"{where}: database {db_id!r} is not in the pool")
             continue
         db = catalog.database(db_id)
+        sql = sql or ""
         try:
-            names = tables_in_sql(sql)
-            hardness = str(spider_hardness(sql))
+            names = frozenset(given) if given is not None else tables_in_sql(sql, dialect=dialect)
         except SqlError as exc:
             skipped.append(f"{where}: gold SQL does not parse: {exc}")
             continue
+        hardness = _hardness(sql) if sql and dialect == "sqlite" else None
         gold = frozenset((fold(db.id), fold(t)) for t in names if db.has_table(t))
         if not gold:
-            skipped.append(f"{where}: gold SQL names no table of {db.id}")
+            read = ", ".join(sorted(names)) or "nothing"
+            skipped.append(
+                f"{where}: the gold tables ({read}) are none of {db.id}'s tables "
+                "(a view, or a table its tables.json lacks)"
+            )
             continue
         parsed.append(BenchQuestion(str(text), sql, db.id, gold, hardness))
     for reason in skipped:
         log.warning("skipped %s", reason)
     return BenchDataset(name or questions.stem, catalog, tuple(parsed), tuple(skipped))
+
+
+def _hardness(sql: str) -> str | None:
+    try:
+        return str(spider_hardness(sql))
+    except SqlError:
+        return None
 
 
 def _attach_databases(catalog: Catalog, folders: Sequence[Path]) -> Catalog:

@@ -2,6 +2,12 @@
 question skeleton (schema words and values masked, as PET-SQL selects them), blended with the
 embedding similarity the search already gave.
 
+Examples people wrote (`origin` `user`, added with `schemarag index add-examples`) are preferred:
+their similarity gets `USER_BONUS`, so a user example beats a synthetic one unless the synthetic
+one is clearly closer (by more than the bonus). Real analysts' pairs show the database's actual
+conventions (which column holds the date, how a status is spelled), which template questions
+cannot; the bonus is a choice, not a measurement (few-shot quality needs an LLM to measure).
+
 Selection runs on every query. The same synthetic records come back query after query, so their
 skeletons are remembered (`SKELETON_MEMO` of them); and a candidate that could not enter the best
 `count` even with difflib's cheap upper bound on the ratio (`quick_ratio`) is passed over before
@@ -15,11 +21,14 @@ import heapq
 from collections.abc import Collection, Sequence
 from difflib import SequenceMatcher
 
+from indexer.example_records import USER
 from retriever.knowledge import QuestionHit
 from retriever.result import Example
 from retriever.text import skeleton
 
 SKELETON_WEIGHT = 0.6
+#: added to the similarity of a user example (see the module docstring)
+USER_BONUS = 0.1
 #: candidate skeletons remembered across queries (a few MB at most)
 SKELETON_MEMO = 1 << 16
 
@@ -31,15 +40,16 @@ def select_examples(
     values: Collection[str],
     count: int,
 ) -> list[Example]:
-    """The `count` candidates whose skeleton is closest to the question's."""
+    """The `count` candidates whose skeleton is closest to the question's (user examples
+    preferred by `USER_BONUS`); each example's `similarity` is its own, without the bonus."""
     if count <= 0 or not candidates:
         return []
     # the memo's key: the same objects on every query of a database (a frozenset is its own
     # frozenset, and caches its hash)
     schema_words, values = frozenset(schema_words), frozenset(values)
     target = skeleton(question, schema_words, values).split()
-    scored: list[Example] = []
-    best: list[float] = []  # min-heap of the `count` highest similarities so far
+    scored: list[tuple[float, Example]] = []
+    best: list[float] = []  # min-heap of the `count` highest ranking keys so far
     seen: set[str] = set()
     for hit in candidates:
         if hit.question in seen:
@@ -47,18 +57,23 @@ def select_examples(
         seen.add(hit.question)
         shape, shape_words = _candidate_skeleton(hit.question, schema_words, values)
         matcher = SequenceMatcher(None, target, shape_words, autojunk=False)
+        bonus = USER_BONUS if hit.origin == USER else 0.0
         # the final sort is stable, so a later candidate that at best ties the `count`-th
-        # similarity so far can never be chosen
-        if len(best) == count and _similarity(matcher.quick_ratio(), hit.score) <= best[0]:
+        # key so far can never be chosen
+        if len(best) == count and _similarity(matcher.quick_ratio(), hit.score) + bonus <= best[0]:
             continue
         similarity = _similarity(matcher.ratio(), hit.score)
-        scored.append(Example(hit.question, hit.sql, hit.db_id, hit.tables, similarity, shape))
+        example = Example(
+            hit.question, hit.sql, hit.db_id, hit.tables, similarity, shape, origin=hit.origin
+        )
+        key = similarity + bonus
+        scored.append((key, example))
         if len(best) < count:
-            heapq.heappush(best, similarity)
+            heapq.heappush(best, key)
         else:
-            heapq.heappushpop(best, similarity)
-    scored.sort(key=lambda e: -e.similarity)
-    return scored[:count]
+            heapq.heappushpop(best, key)
+    scored.sort(key=lambda pair: -pair[0])
+    return [example for _, example in scored[:count]]
 
 
 def _similarity(ratio: float, score: float) -> float:

@@ -13,6 +13,16 @@ Signals, per table of the pool (`Signals`), each scaled to [0, 1] by its maximum
   the table's links, per database its coverage of the question (a database-level signal, not
   the maximum over its tables).
 
+- `user`: examples people wrote (`origin` `user` among the question hits) vote for tables like
+  any record (databases take no question votes), and count once more by closeness: a user
+  example nearer the question than the nearest synthetic record (any database) adds how much
+  nearer, scaled to reach 1 at `user_width` of cosine, to the tables its SQL uses and, times its
+  database's share of the user examples' votes to the power `user_consensus`, to its database
+  (the nearest such example per table and per database). Not rescaled over the pool: a
+  question that no user example matches better than the synthetic records gets nothing from
+  them, so examples for some databases pull questions about the others towards them as little
+  as possible. Weight `user`.
+
 A database scores the weighted sum of its signals (votes summed over its hits; table signals by
 their maximum over its tables); a table scores the weighted sum of its own signals inside its
 database; the pool-wide table ranking adds `table_database` times its database's score.
@@ -46,6 +56,12 @@ class FusionWeights:
     table_names: float = 0.2
     table_values: float = 1.0
     table_semantic: float = 0.5
+    #: users' examples (see the module docstring): weight (for databases and tables), the
+    #: cosine margin over the nearest synthetic record at which closeness reaches 1, and the
+    #: exponent of a database's share of their votes (0: ignored)
+    user: float = 1.0
+    user_width: float = 0.2
+    user_consensus: float = 2.0
     #: weight of the database score in the pool-wide table ranking
     table_database: float = 2.0
     #: softmax temperature over question-hit cosines (smaller: the nearest hit dominates)
@@ -76,6 +92,16 @@ class FusionWeights:
 #: cosine at 1 (was 0.5) add +3.3 tab_R@5 on the Syn rewrites. Cell values decide tables (1.0)
 #: more than databases; table names already count in BM25 (0 on databases). The signals alone
 #: and the search are in docs/BENCHMARKS.md ("Retrieval recall").
+#:
+#: The users'-examples rule (2026-11-25, `benchmarks/user_example_rules.py`) was compared on
+#: train questions of the 235-database pool (Spider 166 + BIRD train 69), never on the 2,000
+#: evaluated BIRD questions: 500 BIRD train questions that are no example (their databases have
+#: examples) and 500 Spider train questions (theirs have none: what examples for some databases
+#: cost the others). db_R@1 BIRD / Spider, with 10 % and 50 % of BIRD's other questions as
+#: examples: no examples 54.1 / 74.2; votes only (`user` 0) 54.1 / 74.2 both; this rule 64.5 /
+#: 73.6 and 74.0 / 72.4; without the vote share (`user_consensus` 0) 65.9 / 72.8 and 79.2 /
+#: 70.4; `user` 2 66.1 / 72.6 and 78.2 / 70.6. A trade-off: the vote share keeps the cost to
+#: databases without examples under 2 points. Details in docs/BENCHMARKS.md ("Users' examples").
 DEFAULT_WEIGHTS = FusionWeights()
 
 
@@ -91,6 +117,13 @@ class Signals:
     vector: npt.NDArray[np.float32] | None = None
     #: signals defined per database rather than per table (`semantic` coverage), unscaled
     database: dict[str, Array] = field(default_factory=dict)
+    #: cosine of the nearest user example per database and per table (0: none among the hits)
+    user_db: Array | None = None
+    user_table: Array | None = None
+    #: cosine of the nearest synthetic record (0: none among the hits)
+    synthetic_best: float = 0.0
+    #: each database's share of the user examples' votes (softmax over their cosines)
+    user_share: Array | None = None
 
 
 def scale(values: Array) -> Array:
@@ -110,6 +143,35 @@ def shift_dense(cosines: Array) -> Array:
     if top <= median:
         return np.zeros_like(cosines, dtype=np.float64)
     return np.clip((cosines - median) / (top - median), 0.0, None).astype(np.float64)
+
+
+def user_closeness(cosines: Array, synthetic_best: float, weights: FusionWeights) -> Array:
+    """Cosines of user examples mapped to [0, 1] against the nearest synthetic record's (see
+    the module docstring)."""
+    closeness = np.clip((cosines - synthetic_best) / max(weights.user_width, 1e-6), 0.0, 1.0)
+    return np.where(cosines > 0, closeness, 0.0)
+
+
+def user_nearest(
+    scores: list[float],
+    db_index: list[int],
+    table_index: list[list[int]],
+    n_dbs: int,
+    n_tables: int,
+    temperature: float,
+) -> tuple[Array, Array, Array]:
+    """The best cosine per database and per table among user hits (hit i: db `db_index[i]`,
+    tables `table_index[i]`), and each database's share of their votes."""
+    dbs = np.zeros(n_dbs)
+    tables = np.zeros(n_tables)
+    for score, db, tabs in zip(scores, db_index, table_index, strict=True):
+        if db >= 0:
+            dbs[db] = max(dbs[db], score)
+        for t in tabs:
+            tables[t] = max(tables[t], score)
+    votes, _ = question_votes(scores, db_index, [[]] * len(scores), n_dbs, 0, temperature)
+    total = float(votes.sum())
+    return dbs, tables, votes / total if total > 0 else votes
 
 
 def question_votes(
@@ -152,6 +214,10 @@ def fuse(
     for name, w in weights.table().items():
         if w:
             table_score += w * scaled[name]
+    if signals.user_table is not None and weights.user:
+        table_score += weights.user * user_closeness(
+            signals.user_table, signals.synthetic_best, weights
+        )
     db_score = np.zeros(n_dbs)
     for name, w in weights.database().items():
         if not w:
@@ -164,5 +230,10 @@ def fuse(
             per_db = np.zeros(n_dbs)
             np.maximum.at(per_db, db_of, scaled[name])
             db_score += w * per_db
+    if signals.user_db is not None and weights.user:
+        closeness = user_closeness(signals.user_db, signals.synthetic_best, weights)
+        if weights.user_consensus and signals.user_share is not None:
+            closeness = closeness * signals.user_share**weights.user_consensus
+        db_score += weights.user * closeness
     pool = table_score + weights.table_database * db_score[db_of]
     return db_score, table_score, pool

@@ -28,7 +28,7 @@ log = logging.getLogger(__name__)
 
 __all__ = ["KnowledgeBase", "QuestionHit"]
 
-_HIT_FIELDS = ["db_id", "tables", "question", "sql"]
+_HIT_FIELDS = ["db_id", "tables", "question", "sql", "origin"]
 
 
 class KnowledgeBase:
@@ -157,7 +157,8 @@ class KnowledgeBase:
         return int(self.client.count(self.questions_collection, exact=True).count)
 
     def question_texts(self) -> Iterator[tuple[str, str]]:
-        """Every synthetic question with the synthesizer that wrote it (for the leakage check)."""
+        """Every question with the synthesizer that wrote it (`user` for users' examples; for
+        the leakage check)."""
         if self._memory is not None:
             yield from self._memory.texts()
             return

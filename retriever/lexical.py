@@ -24,7 +24,8 @@ MAX_VALUE_WORDS = 5
 
 
 class TableBM25:
-    """BM25 (rank-bm25's Okapi) over one document per table.
+    """BM25 (rank-bm25's Okapi) over one document per table (its `lexical_text`: the table
+    document with its descriptions).
 
     rank-bm25 computes idf (with its epsilon floor), document lengths and avgdl, but its
     `get_scores` loops in Python over every document for every query term. So the index is
@@ -35,7 +36,7 @@ class TableBM25:
     """
 
     def __init__(self, entries: Sequence[TableEntry]) -> None:
-        corpus = [terms(e.text) or ["_"] for e in entries]
+        corpus = [terms(e.lexical_text) or ["_"] for e in entries]
         self._size = len(entries)
         bm25 = BM25Okapi(corpus)
         self._postings: dict[str, tuple[npt.NDArray[np.intp], npt.NDArray[np.float64]]] = {}

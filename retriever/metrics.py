@@ -3,14 +3,16 @@
 - `db_R@k`: share of questions whose gold database is among the top-k databases;
 - `tab_R@k`: micro recall, Σ |gold ∩ top-k tables| / Σ |gold| (DBCopilot's definition), tables
   keyed `db.table` and ranked across the whole pool;
-- `all_tabs@k`: share of questions with every gold table in the top-k tables.
+- `all_tabs@k`: share of questions with every gold table in the top-k tables;
+- `db_R@1_twins`: db_R@1 with each group of twin databases counted as one database
+  (`schemagraph.twins`): the top database is right when it is the gold one or its twin.
 
 All are percentages in [0, 100].
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -24,6 +26,7 @@ ALL_KS = (5, 10)
 CURVE_KS = tuple(range(1, 21))
 METRIC_KEYS = (
     "db_R@1",
+    "db_R@1_twins",
     "db_R@5",
     "tab_R@5",
     "tab_R@10",
@@ -55,8 +58,13 @@ def _table_hits(question: BenchQuestion, ranking: Ranking, k: int) -> int:
     return len(question.gold & top)
 
 
-def recall(questions: Sequence[BenchQuestion], rankings: Sequence[Ranking]) -> dict[str, float]:
-    """The metrics of METRIC_KEYS (no latency) for aligned questions and rankings."""
+def recall(
+    questions: Sequence[BenchQuestion],
+    rankings: Sequence[Ranking],
+    twins: Mapping[str, frozenset[str]] | None = None,
+) -> dict[str, float]:
+    """The metrics of METRIC_KEYS (no latency) for aligned questions and rankings. `twins`:
+    each twin database's folded id -> its group's (`schemagraph.twins.twin_map`)."""
     n = len(questions)
     if n == 0:
         return dict.fromkeys(METRIC_KEYS, 0.0)
@@ -64,6 +72,12 @@ def recall(questions: Sequence[BenchQuestion], rankings: Sequence[Ranking]) -> d
     ranks = [_db_rank(q, r) for q, r in zip(questions, rankings, strict=True)]
     for k in DB_KS:
         out[f"db_R@{k}"] = 100.0 * sum(r is not None and r < k for r in ranks) / n
+    twins = twins or {}
+    twin_hits = sum(
+        bool(r.databases) and fold(r.databases[0]) in twins.get(fold(q.db_id), {fold(q.db_id)})
+        for q, r in zip(questions, rankings, strict=True)
+    )
+    out["db_R@1_twins"] = 100.0 * twin_hits / n
     gold_total = sum(len(q.gold) for q in questions)
     for k in TABLE_KS:
         hits = sum(_table_hits(q, r, k) for q, r in zip(questions, rankings, strict=True))
@@ -112,17 +126,20 @@ def gold_size_bucket(question: BenchQuestion) -> str:
 
 
 def breakdown(
-    questions: Sequence[BenchQuestion], rankings: Sequence[Ranking], key: str
+    questions: Sequence[BenchQuestion],
+    rankings: Sequence[Ranking],
+    key: str,
+    twins: Mapping[str, frozenset[str]] | None = None,
 ) -> dict[str, dict[str, float]]:
     """The metrics per hardness (`key="hardness"`) or per number of gold tables (`"tables"`)."""
     groups: dict[str, list[int]] = {}
     for i, q in enumerate(questions):
-        label = q.hardness if key == "hardness" else gold_size_bucket(q)
+        label = (q.hardness or "unknown") if key == "hardness" else gold_size_bucket(q)
         groups.setdefault(label, []).append(i)
     order = ["easy", "medium", "hard", "extra"] if key == "hardness" else ["1", "2", "3", "4+"]
     out: dict[str, dict[str, float]] = {}
     for label in sorted(groups, key=lambda g: (order.index(g) if g in order else 99, g)):
         idx = groups[label]
-        metrics = recall([questions[i] for i in idx], [rankings[i] for i in idx])
+        metrics = recall([questions[i] for i in idx], [rankings[i] for i in idx], twins)
         out[label] = {"questions": float(len(idx)), **metrics}
     return out

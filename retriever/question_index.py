@@ -19,16 +19,20 @@ from typing import Any, NamedTuple
 import numpy as np
 import numpy.typing as npt
 
+from indexer.example_records import SYNTHETIC, USER
+
 
 class QuestionHit(NamedTuple):
-    """One synthetic record near the question (a named tuple: fifty are made per query, several
-    times faster than frozen dataclass instances)."""
+    """One knowledge-base record near the question (a named tuple: fifty are made per query,
+    several times faster than frozen dataclass instances). `origin`: `synthetic`, or `user` for
+    an example a person wrote (`indexer.example_records`)."""
 
     score: float
     db_id: str
     tables: tuple[str, ...]
     question: str
     sql: str
+    origin: str = SYNTHETIC
 
 
 def hit_from_payload(score: float, payload: Mapping[str, Any] | None) -> QuestionHit:
@@ -39,6 +43,8 @@ def hit_from_payload(score: float, payload: Mapping[str, Any] | None) -> Questio
         tables=tuple(payload.get("tables", ()) or ()),
         question=str(payload.get("question", "")),
         sql=str(payload.get("sql", "")),
+        # two shared strings, not one per record held in memory
+        origin=USER if payload.get("origin") == USER else SYNTHETIC,
     )
 
 
@@ -47,7 +53,7 @@ class InMemoryQuestions:
 
     def __init__(self, points: Iterable[tuple[Sequence[float], Mapping[str, Any]]], dim: int):
         vectors: list[Sequence[float]] = []
-        self._records: list[tuple[str, tuple[str, ...], str, str]] = []
+        self._records: list[tuple[str, tuple[str, ...], str, str, str]] = []
         self._synthesizers: list[str] = []
         for vector, payload in points:
             vectors.append(vector)

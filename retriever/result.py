@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from retriever.twins import TwinNote
 
 
 @dataclass(frozen=True)
@@ -32,7 +35,8 @@ class RankedDatabase:
 
 @dataclass(frozen=True)
 class Example:
-    """A synthetic (question, SQL) record for few-shot prompting."""
+    """A (question, SQL) record for few-shot prompting; `origin`: `synthetic`, or `user` for an
+    example a person wrote."""
 
     question: str
     sql: str
@@ -40,13 +44,15 @@ class Example:
     tables: tuple[str, ...]
     similarity: float
     skeleton: str = ""
+    origin: str = "synthetic"
 
 
 @dataclass(frozen=True)
 class RetrievalResult:
     """`databases` best first; `tables` the pool-wide table ranking as (db_id, table);
     `confidence` in [0, 1]; `abstained` when it is below the retriever's threshold (no
-    database here seems to fit; the ranking is still given); `timings` in milliseconds."""
+    database here seems to fit; the ranking is still given); `timings` in milliseconds;
+    `twins`: the best database's twins ranked with it, and what told it apart."""
 
     question: str
     databases: tuple[RankedDatabase, ...]
@@ -56,6 +62,7 @@ class RetrievalResult:
     examples: tuple[Example, ...] = ()
     timings: dict[str, float] = field(default_factory=dict)
     pooled: bool = False
+    twins: TwinNote | None = None
 
     @property
     def database(self) -> RankedDatabase | None:
@@ -89,9 +96,11 @@ class RetrievalResult:
                     "tables": list(e.tables),
                     "similarity": e.similarity,
                     "skeleton": e.skeleton,
+                    "origin": e.origin,
                 }
                 for e in self.examples
             ],
             "timings": dict(self.timings),
             "pooled": self.pooled,
+            "twins": self.twins.as_dict() if self.twins is not None else None,
         }

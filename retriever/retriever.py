@@ -23,11 +23,19 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 
+from indexer.example_records import USER
 from providers import LLM, Embedder
 from retriever.completion import complete_tables, fk_adjacency
 from retriever.errors import RetrieverError
 from retriever.examples import select_examples
-from retriever.fusion import DEFAULT_WEIGHTS, FusionWeights, Signals, fuse, question_votes
+from retriever.fusion import (
+    DEFAULT_WEIGHTS,
+    FusionWeights,
+    Signals,
+    fuse,
+    question_votes,
+    user_nearest,
+)
 from retriever.knowledge import KnowledgeBase, QuestionHit
 from retriever.lexical import SchemaLinker, TableBM25
 from retriever.pooling import pool
@@ -35,6 +43,7 @@ from retriever.result import Example, RankedDatabase, RankedTable, RetrievalResu
 from retriever.semantic import PendingLinks, SemanticLinker
 from retriever.tables import TableEntry, group_by_database
 from retriever.text import normalize_question, normalize_value, stem, words
+from retriever.twins import TwinSeparator
 from schemagraph.model import fold
 
 log = logging.getLogger(__name__)
@@ -133,6 +142,7 @@ class Retriever:
         self.masked: frozenset[str] = frozenset()
         self.bm25 = TableBM25(self.entries)
         self.linker = SchemaLinker(self.entries)
+        self.twins = TwinSeparator(self.entries)
         self.semantic: SemanticLinker | None = None
         self._executor: ThreadPoolExecutor | None = None
         if semantic:
@@ -283,12 +293,27 @@ class Retriever:
             len(self.entries),
             self.weights.temperature,
         )
+        users = [i for i, h in enumerate(hits) if h.origin == USER]
+        user_db = user_table = user_share = None
+        if users:
+            user_db, user_table, user_share = user_nearest(
+                [hits[i].score for i in users],
+                [db_index[i] for i in users],
+                [table_index[i] for i in users],
+                len(self.db_ids),
+                len(self.entries),
+                self.weights.temperature,
+            )
         signals = Signals(
             table=table_signals,
             db_votes=db_votes,
             table_votes=table_votes,
             vector=vector,
             database=database_signals,
+            user_db=user_db,
+            user_table=user_table,
+            synthetic_best=max((h.score for h in hits if h.origin != USER), default=0.0),
+            user_share=user_share,
         )
         return signals, hits, timings
 
@@ -325,9 +350,13 @@ class Retriever:
             signals, self._db_of, len(self.db_ids), self.weights
         )
         order = np.argsort(-db_score, kind="stable")[:top_databases]
+        moved, twins = self.twins.separate(question, [self.db_ids[int(d)] for d in order])
+        order = order[moved]
         databases = [self._rank_database(int(d), db_score, table_score, top_tables) for d in order]
         flat = self._pool_ranking(databases[0], pool_score, max(20, top_tables))
         confidence = self.confidence(signals, hits, int(order[0]))
+        if twins is not None and twins.told_apart_by is None:
+            confidence /= len(twins.members)
         timings["fuse_ms"] = (time.perf_counter() - t0) * 1000
         t1 = time.perf_counter()
         examples = self._examples(question, signals, hits, int(order[0]))
@@ -348,6 +377,7 @@ class Retriever:
             examples=tuple(examples),
             timings={k: round(v, 3) for k, v in timings.items()},
             pooled=pooled,
+            twins=twins,
         )
 
     def confidence(self, signals: Signals, hits: Sequence[QuestionHit], db: int) -> float:

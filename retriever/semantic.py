@@ -2,12 +2,13 @@
 
 Lexical signals need the schema's own words; Spider-Syn writes "vocalist" for `singer` and
 "nation" for `country`. `SemanticLinker` embeds the schema vocabulary once (every table name
-and column name, humanized: `song_name` → "song name") and, per question, its content words and
-adjacent content-word pairs ("units"). A unit u links to a table with `m(u, t)`, the best cosine
-between u and the table's names, and to a database with the best `m` over its tables. The
-evidence of u is `relu(m - threshold)`, weighted by how rare a close match is across the pool
-(`idf(u) = log(1 + tables / tables with m > threshold)`: "name" links everywhere and weighs
-little). Scores sum over units:
+and column name, humanized: `song_name` → "song name", and the short phrase of each description
+that has one: "total bilirubin" for `T-BIL`, see `schemagraph.documentation.phrase`) and,
+per question, its content words and adjacent content-word pairs ("units"). A unit u links to
+a table with `m(u, t)`, the best cosine between u and the table's names, and to a database
+with the best `m` over its tables. The evidence of u is `relu(m - threshold)`, weighted by
+how rare a close match is across the pool (`idf(u) = log(1 + tables / tables with
+m > threshold)`: "name" links everywhere and weighs little). Scores sum over units:
 
 - per table: `Σ_u idf(u) · relu(m(u, t) - threshold)`;
 - per database (its coverage of the question): `Σ_u idf(u) · relu(max_t∈db m(u, t) - threshold)`.
@@ -36,6 +37,7 @@ from providers import Embedder
 from providers.embedding import Vectors
 from retriever.tables import TableEntry
 from retriever.text import STOPWORDS, words
+from schemagraph.documentation import phrase
 
 Array = npt.NDArray[np.float64]
 
@@ -61,6 +63,12 @@ def units(question: str) -> list[str]:
     out = [t for _, t in kept]
     out += [f"{a} {b}" for (i, a), (j, b) in pairwise(kept) if j == i + 1]
     return list(dict.fromkeys(out))
+
+
+def _phrases(entry: TableEntry) -> list[str]:
+    """The short phrases of the entry's descriptions, as words."""
+    texts = [entry.description, *entry.descriptions.values()]
+    return [humanize(p) for p in map(phrase, texts) if p]
 
 
 def _content(token: str) -> bool:
@@ -131,7 +139,9 @@ class SemanticLinker:
         starts: list[int] = []
         for entry in entries:
             starts.append(len(flat))
-            names = dict.fromkeys(humanize(n) for n in (entry.table, *entry.columns))
+            names = dict.fromkeys(
+                [humanize(n) for n in (entry.table, *entry.columns)] + _phrases(entry)
+            )
             flat.extend(position.setdefault(n, len(position)) for n in names if n)
             if len(flat) == starts[-1]:  # a table without usable names: link to nothing
                 flat.append(position.setdefault("", len(position)))

@@ -37,6 +37,15 @@ class TableEntry:
     primary_key: tuple[str, ...] = ()
     foreign_keys: tuple[ForeignKeyRef, ...] = ()
     values: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    #: the text BM25 reads: `text` and the descriptions ("" when it is `text`)
+    lexical: str = ""
+    #: documentation: the table's description and its columns' (by column name)
+    description: str = ""
+    descriptions: Mapping[str, str] = field(default_factory=dict)
+
+    @property
+    def lexical_text(self) -> str:
+        return self.lexical or self.text
 
     @property
     def key(self) -> tuple[str, str]:
@@ -65,6 +74,11 @@ class TableEntry:
             primary_key=tuple(payload.get("primary_key", ()) or ()),
             foreign_keys=fks,
             values=values,
+            lexical=str(payload.get("lexical") or ""),
+            description=str(payload.get("description") or ""),
+            descriptions={
+                str(col): str(text) for col, text in (payload.get("descriptions") or {}).items()
+            },
         )
 
 

@@ -1,7 +1,8 @@
 """Schema text for prompts.
 
 `create_table_text`: PET-SQL's reference-enhanced representation: CREATE TABLE statements with
-primary and foreign keys (only those between the tables shown) and a few sampled rows per table.
+primary and foreign keys (only those between the tables shown), descriptions as `--` comments
+(the table's above its statement, a column's after its line) and a few sampled rows per table.
 `compact_text`: one line per table, `table(col*, col, ...)` with `*` marking primary keys, then
 one line per foreign key, for small prompts.
 """
@@ -11,9 +12,13 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from schemagraph.documentation import summary
 from schemagraph.errors import TraversalError
 from schemagraph.model import Database, Table, fold
 from schemagraph.samples import DatabaseSample, Value
+
+#: words of a description shown in a prompt
+DESCRIPTION_WORDS = 40
 
 _PLAIN = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
@@ -37,23 +42,39 @@ def create_table_text(
     tables: Sequence[str] | None = None,
     sample: DatabaseSample | None = None,
     rows: int = 3,
+    *,
+    descriptions: bool = True,
 ) -> str:
     """CREATE TABLE statements for `tables` (default: all) of `db`, with `rows` sampled rows each
-    when `sample` is given."""
+    when `sample` is given, and the tables' and columns' descriptions unless `descriptions` is
+    False (each cut to `DESCRIPTION_WORDS` words)."""
     chosen = _tables(db, tables)
     shown = {fold(t.name) for t in chosen}
     parts = []
     for table in chosen:
-        lines = [f"  {ident(c.name)} {c.type}".rstrip() for c in table.columns]
+        lines = [
+            (f"  {ident(c.name)} {c.type}".rstrip(), c.description if descriptions else "")
+            for c in table.columns
+        ]
         if table.primary_key:
-            lines.append(f"  PRIMARY KEY ({', '.join(ident(c) for c in table.primary_key)})")
+            keys = ", ".join(ident(c) for c in table.primary_key)
+            lines.append((f"  PRIMARY KEY ({keys})", ""))
         for fk in table.foreign_keys:
             if fold(fk.ref_table) in shown:
                 lines.append(
-                    f"  FOREIGN KEY ({', '.join(ident(c) for c in fk.columns)}) REFERENCES "
-                    f"{ident(fk.ref_table)}({', '.join(ident(c) for c in fk.ref_columns)})"
+                    (
+                        f"  FOREIGN KEY ({', '.join(ident(c) for c in fk.columns)}) REFERENCES "
+                        f"{ident(fk.ref_table)}({', '.join(ident(c) for c in fk.ref_columns)})",
+                        "",
+                    )
                 )
-        text = f"CREATE TABLE {ident(table.name)} (\n" + ",\n".join(lines) + "\n);"
+        body = "\n".join(
+            line + ("," if i < len(lines) - 1 else "") + _comment(note)
+            for i, (line, note) in enumerate(lines)
+        )
+        text = f"CREATE TABLE {ident(table.name)} (\n{body}\n);"
+        if descriptions and table.description:
+            text = f"{_comment(table.description).lstrip()}\n{text}"
         table_sample = sample.table(table.name) if sample else None
         if table_sample and rows > 0 and table_sample.rows:
             picked = table_sample.rows[:rows]
@@ -64,6 +85,11 @@ def create_table_text(
             )
         parts.append(text)
     return "\n\n".join(parts)
+
+
+def _comment(description: str) -> str:
+    """ " -- text" for a description ("" for none), on one line."""
+    return f" -- {summary(description, DESCRIPTION_WORDS)}" if description else ""
 
 
 def compact_text(db: Database, tables: Sequence[str] | None = None) -> str:

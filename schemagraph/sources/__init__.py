@@ -8,6 +8,8 @@ SCHEME://...      a live database server through a SQLAlchemy URL (postgresql://
                   duckdb:///file.duckdb, ...): one database per schema, see `sources.live`
 env:NAME          the URL held by environment variable NAME (so no password is on a command
                   line); the caller passes the environment (`environ=os.environ`)
+docs:PATH         descriptions for the databases the other sources load (YAML or JSON keyed
+dbt:PATH          db.table[.column]; a dbt manifest): overlays, see `sources.docs`
 """
 
 from __future__ import annotations
@@ -20,11 +22,13 @@ from schemagraph.connect import is_url, masked
 from schemagraph.errors import SourceError
 from schemagraph.model import Catalog
 from schemagraph.sources.ddl import load_ddl
+from schemagraph.sources.docs import OVERLAYS, apply_overlay
 from schemagraph.sources.live import load_live
 from schemagraph.sources.spider import load_spider
 from schemagraph.sources.sqlite import load_sqlite
 
 __all__ = [
+    "apply_overlay",
     "load_catalog",
     "load_ddl",
     "load_live",
@@ -58,6 +62,11 @@ def load_source(
             "is not one"
         )
     match = _SPEC.match(spec)
+    if match and match["kind"] in OVERLAYS:
+        raise SourceError(
+            f"{spec}: {match['kind']}: adds descriptions to databases that other sources load; "
+            "name them on the same command line (e.g. spider:data/spider docs:notes.yaml)"
+        )
     if not match or match["kind"] not in KINDS:
         raise SourceError(
             f"bad source {spec!r}: write KIND:PATH with KIND one of {', '.join(KINDS)} "
@@ -117,9 +126,17 @@ def load_catalog(
     environ: Mapping[str, str] | None = None,
 ) -> Catalog:
     """One catalog from several sources; a database id present twice is an error naming both.
+    Overlays (`docs:`, `dbt:`) then add their descriptions, in the order given.
 
     `schemas`/`exclude` apply to every URL source, and are an error when there is none."""
     specs = list(specs)
+    overlays = [(m["kind"], Path(m["path"])) for m in map(_overlay, specs) if m]
+    specs = [s for s in specs if not _overlay(s)]
+    if overlays and not specs:
+        raise SourceError(
+            "docs: and dbt: add descriptions to databases that other sources load; name at "
+            "least one KIND:PATH (spider:, sqlite:, ddl:) or a database URL too"
+        )
     if not specs:
         raise SourceError(
             "no source given: name at least one KIND:PATH (spider:, sqlite:, ddl:) or a database "
@@ -130,7 +147,7 @@ def load_catalog(
         raise SourceError(
             "--schemas and --exclude choose schemas of a database URL, and no source is one"
         )
-    return Catalog.merge(
+    catalog = Catalog.merge(
         *(
             load_source(
                 s,
@@ -141,3 +158,11 @@ def load_catalog(
             for s in specs
         )
     )
+    for kind, path in overlays:
+        catalog = apply_overlay(catalog, kind, path)
+    return catalog
+
+
+def _overlay(spec: str) -> re.Match[str] | None:
+    match = _SPEC.match(spec)
+    return match if match and match["kind"] in OVERLAYS and not match["dialect"] else None

@@ -1,8 +1,11 @@
 """`.sql` files of CREATE TABLE statements, parsed with sqlglot; one database per file.
 
 Statements are split on the tokenizer's semicolons, so one statement that does not parse is
-reported in `Catalog.problems` and skipped while the rest of the file loads. Statements other than
-CREATE TABLE and ALTER TABLE ... ADD FOREIGN KEY (indexes, inserts, grants, comments) are ignored.
+reported in `Catalog.problems` and skipped while the rest of the file loads. Descriptions come from
+`COMMENT ON TABLE/COLUMN ... IS '...'` statements and from inline comments where the dialect has
+them (MySQL and Snowflake `COMMENT '...'`, BigQuery `OPTIONS(description='...')`); a comment on
+a table or column the file does not create is reported. Other statements (indexes, inserts,
+grants) are ignored.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from sqlglot import exp
 from sqlglot.errors import SqlglotError
 from sqlglot.tokens import TokenType
 
+from schemagraph.documentation import Described, clean, describe_database
 from schemagraph.errors import CatalogError, SourceError
 from schemagraph.model import Catalog, Column, Database, ForeignKey, Table, fold, validate_database
 
@@ -72,7 +76,7 @@ def _load_file(file: Path, dialect: str | None, problems: list[str]) -> Database
     assert best is not None
     for line, reason in best.failures:
         problems.append(f"{file}:{line}: statement skipped ({best.dialect}): {reason}")
-    tables, fks = _collect(best.statements, best.dialect, file, problems)
+    tables, fks, comments = _collect(best.statements, best.dialect, file, problems)
     if not tables:
         raise SourceError(
             f"{file}: no CREATE TABLE statement could be read"
@@ -101,7 +105,20 @@ def _load_file(file: Path, dialect: str | None, problems: list[str]) -> Database
         validate_database(db)
     except CatalogError as exc:
         raise CatalogError(f"{exc} (dialect {best.dialect})") from None
-    return db
+    return describe_database(db, _described(db, comments, file, problems))
+
+
+def _described(
+    db: Database, comments: list[_Comment], file: Path, problems: list[str]
+) -> Described:
+    described: Described = {}
+    for line, table, column, text in comments:
+        if not db.has_table(table) or (column and not db.table(table).has_column(column)):
+            what = f"{table}.{column}" if column else table
+            problems.append(f"{file}:{line}: comment on unknown {what!r} ignored")
+            continue
+        described[(fold(db.id), fold(table), fold(column))] = text
+    return described
 
 
 @contextmanager
@@ -157,13 +174,16 @@ def _split(text: str, dialect: str, file: Path) -> list[tuple[int, str]]:
 
 
 _Tables = dict[str, tuple[str, tuple[Column, ...], list[ForeignKey]]]
+#: (line, table, column or "", text) of a comment
+_Comment = tuple[int, str, str, str]
 
 
 def _collect(
     statements: list[tuple[int, exp.Expr]], dialect: str, file: Path, problems: list[str]
-) -> tuple[_Tables, list[tuple[str, ForeignKey, int]]]:
+) -> tuple[_Tables, list[tuple[str, ForeignKey, int]], list[_Comment]]:
     tables: _Tables = {}
     altered: list[tuple[str, ForeignKey, int]] = []
+    comments: list[_Comment] = []
     for line, statement in statements:
         if isinstance(statement, exp.Create) and statement.kind == "TABLE":
             schema = statement.this
@@ -174,13 +194,51 @@ def _collect(
             if fold(name) in tables:
                 raise CatalogError(f"{file}:{line}: table {name!r} is created twice")
             tables[fold(name)] = (name, *_table_parts(schema, name, dialect))
+            text = _comment_of(statement.args.get("properties"))
+            comments += [(line, name, "", text)] if text else []
+            comments += [
+                (line, name, col.name, text)
+                for col in schema.expressions
+                if isinstance(col, exp.ColumnDef) and (text := _column_comment(col))
+            ]
+        elif isinstance(statement, exp.Comment) and statement.args.get("kind") in (
+            "TABLE",
+            "COLUMN",
+        ):
+            target, text = statement.this, clean(statement.expression.name)
+            if isinstance(target, exp.Column):
+                comments.append((line, target.table, target.name, text))
+            elif isinstance(target, exp.Table):
+                comments.append((line, target.name, "", text))
         elif isinstance(statement, exp.Alter) and statement.args.get("kind") == "TABLE":
             name = statement.this.name
             for fk_node in statement.find_all(exp.ForeignKey):
                 fk = _foreign_key(fk_node, name)
                 if fk is not None:
                     altered.append((fold(name), fk, line))
-    return tables, altered
+    return tables, altered, comments
+
+
+def _comment_of(node: exp.Expr | None) -> str:
+    """The text of a COMMENT property (MySQL, Snowflake) or a description option (BigQuery)."""
+    if node is None:
+        return ""
+    for prop in node.find_all(exp.SchemaCommentProperty, exp.Property):
+        if isinstance(prop, exp.SchemaCommentProperty):
+            return clean(prop.this.name)
+        if prop.name.lower() == "description":
+            return clean(prop.args["value"].name)
+    return ""
+
+
+def _column_comment(col: exp.ColumnDef) -> str:
+    for constraint in col.args.get("constraints") or []:
+        kind = constraint.args.get("kind")
+        if isinstance(kind, exp.CommentColumnConstraint):
+            return clean(kind.this.name)
+        if isinstance(kind, exp.Properties) and (text := _comment_of(kind)):
+            return text
+    return ""
 
 
 def _table_parts(

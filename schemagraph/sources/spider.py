@@ -1,4 +1,5 @@
-"""Spider/BIRD-style `tables.json` (plus `database/<db>/<db>.sqlite` when present)."""
+"""Spider/BIRD-style `tables.json` (plus `database/<db>/<db>.sqlite` and BIRD's
+`database/<db>/database_description/*.csv` when present)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from typing import Any
 from schemagraph.errors import SourceError
 from schemagraph.model import Catalog, Column, Database, ForeignKey, Table, validate_database
 from schemagraph.readonly import connect_readonly
+from schemagraph.sources.docs import describe_from_csvs
 
 _REQUIRED = ("db_id", "table_names_original", "column_names_original")
 
@@ -22,7 +24,8 @@ def load_spider(path: str | Path) -> Catalog:
     `database/<db_id>/<db_id>.sqlite` (Spider and BIRD layouts); databases without one have a
     schema but no data. A file SQLite cannot read is reported in `Catalog.problems` and its
     database kept from tables.json alone, as if it had no file: one damaged file must not stop
-    a build of thousands.
+    a build of thousands. BIRD's `database/<db_id>/database_description/<table>.csv` files,
+    when present, give column descriptions (`sources.docs.describe_from_csvs`).
     """
     path = Path(path)
     file = path / "tables.json" if path.is_dir() else path
@@ -95,6 +98,10 @@ def _database(entry: Any, position: int, file: Path, db_dir: Path, problems: lis
         data = None
     db = Database(db_id, tables, origin=str(file), path=data)
     validate_database(db)
+    described = db_dir / db_id / "database_description"
+    if described.is_dir():
+        db, found = describe_from_csvs(db, described)
+        problems.extend(found)
     return db
 
 

@@ -6,8 +6,9 @@
 Modules:
 
 - `app`         `create_app`, from explicit dependencies (settings, index source, options);
-- `routes`      /v1/retrieve, /v1/generate, /v1/index, /healthz, /readyz (GET and HEAD),
-                /metrics; /docs, /redoc and /openapi.json come from `app` (public, offline);
+- `routes`      /v1/retrieve, /v1/generate, /v1/examples, /v1/index, /healthz, /readyz (GET
+                and HEAD), /metrics; /docs, /redoc and /openapi.json come from `app` (public,
+                offline);
 - `models`      request and response bodies, with the input limits;
 - `errors`      the one error body and the handlers that produce it;
 - `middleware`  request id, access log, metrics (`Observe`); API key and body size (`Guard`);
@@ -15,6 +16,7 @@ Modules:
 - `store`       `StoreSource`: retrievers over a store and the probe that spots new builds;
 - `batching`    `RetrievalBatcher`: concurrent retrievals on one thread, embeddings batched;
 - `generation`  what /v1/generate needs (catalog, LLMs);
+- `examples`    what /v1/examples needs (catalog, store, embedder);
 - `metrics`     counters, gauges and histograms in the Prometheus text format;
 - `options`     `ApiOptions`: limits, logging, reload cadence.
 
@@ -26,8 +28,10 @@ Errors answered (all `{"error": {"code", "message", "field"}}`)::
                               "body"; a Content-Length larger than the body sent)
     422 invalid_request       a field out of its limits (named in `field`), or a body that is
                               not JSON, saying why (field "body")
-    422 body_too_large        the body is over ApiOptions.max_body_bytes (field "body")
-    501 not_configured        pooling or generation asked for and not configured
+    409 busy                  POST /v1/examples while another build holds the store (Retry-After)
+    422 body_too_large        the body is over ApiOptions.max_body_bytes (field "body"; for
+                              /v1/examples, max_examples_body_bytes)
+    501 not_configured        pooling, generation or examples asked for and not configured
     502 upstream_error        a language model call failed
     503 not_ready             no build loaded yet (Retry-After): loading which build, failed
                               with what, store unreachable, or empty

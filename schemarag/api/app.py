@@ -26,11 +26,12 @@ from fastapi_offline import FastAPIOffline
 from providers import LLM
 from schemarag.api.batching import RetrievalBatcher
 from schemarag.api.errors import install_error_handlers
+from schemarag.api.examples import ExampleIntake
 from schemarag.api.generation import Generation
 from schemarag.api.metrics import Registry
 from schemarag.api.middleware import DOCS_ASSETS, Guard, Observe, is_open
 from schemarag.api.options import ApiOptions
-from schemarag.api.routes import install_routes
+from schemarag.api.routes import EXAMPLES_PATH, install_routes
 from schemarag.api.served import IndexSource, ServedIndex
 from schemarag.settings import Settings
 
@@ -57,9 +58,11 @@ def create_app(
     generation: Generation | None = None,
     pool_llm: LLM | None = None,
     registry: Registry | None = None,
+    examples: ExampleIntake | None = None,
 ) -> FastAPI:
     """The app serving `source`'s current build. `generation`: what /v1/generate runs (None:
-    501 naming what to configure); `pool_llm`: the LLM behind `pool: true`."""
+    501 naming what to configure); `pool_llm`: the LLM behind `pool: true`; `examples`: what
+    POST /v1/examples adds examples with (None: 501 naming what to configure)."""
     options = options or ApiOptions()
     registry = registry or Registry()
     served = ServedIndex(
@@ -70,6 +73,9 @@ def create_app(
         "and a language model (SCHEMARAG_LLM)"
     )
 
+    examples = examples or ExampleIntake.unavailable(
+        "start the server with the catalog the index was built from (`--source KIND:PATH`)"
+    )
     batcher = RetrievalBatcher()
 
     @asynccontextmanager
@@ -94,13 +100,14 @@ def create_app(
     if settings.api_key:
         app.openapi = _with_bearer_scheme(app.openapi)  # type: ignore[method-assign]
     install_error_handlers(app)
-    install_routes(app, served, generation, registry, batcher)
+    install_routes(app, served, generation, registry, batcher, examples)
     # add_middleware wraps what is there, so the last added is the outermost.
     app.add_middleware(
         Guard,
         api_key=settings.api_key,
         max_body_bytes=options.max_body_bytes,
         body_timeout_s=options.body_timeout_s,
+        path_limits={EXAMPLES_PATH: options.max_examples_body_bytes},
     )
     app.add_middleware(
         Observe,

@@ -14,7 +14,7 @@ import logging
 import re
 import time
 import uuid
-from collections.abc import Awaitable, Callable, MutableMapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, MutableMapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
@@ -174,7 +174,8 @@ class Guard:
     422 and bodies that have not arrived in full within `body_timeout_s` with 408 (a
     Content-Length larger than the body sent), both naming the field `body`. The body is read
     here, up to the limit, and replayed to the app, so chunked uploads are held to the same
-    limit and deadline as ones with a Content-Length."""
+    limit and deadline as ones with a Content-Length. `path_limits`: paths with a body limit
+    of their own (`POST /v1/examples` carries many pairs)."""
 
     def __init__(
         self,
@@ -183,11 +184,13 @@ class Guard:
         api_key: str | None,
         max_body_bytes: int,
         body_timeout_s: float = 10.0,
+        path_limits: Mapping[str, int] | None = None,
     ) -> None:
         self.app = app
         self.api_key = api_key.encode("utf-8") if api_key else None
         self.max_body_bytes = max_body_bytes
         self.body_timeout_s = body_timeout_s
+        self.path_limits = dict(path_limits or {})
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -203,9 +206,10 @@ class Guard:
         if scope.get("method") not in _BODY_METHODS:
             await self.app(scope, receive, send)
             return
-        too_large = f"body: the request body must be at most {self.max_body_bytes} bytes"
+        limit = self.path_limits.get(str(scope.get("path", "")), self.max_body_bytes)
+        too_large = f"body: the request body must be at most {limit} bytes"
         declared = _header(scope, b"content-length")
-        if declared is not None and declared.isdigit() and int(declared) > self.max_body_bytes:
+        if declared is not None and declared.isdigit() and int(declared) > limit:
             await send_error(send, 422, "body_too_large", too_large, "body")
             return
         chunks: list[bytes] = []
@@ -222,7 +226,7 @@ class Guard:
                 return
             chunk = message.get("body", b"")
             size += len(chunk)
-            if size > self.max_body_bytes:
+            if size > limit:
                 await send_error(send, 422, "body_too_large", too_large, "body")
                 return
             chunks.append(chunk)

@@ -29,6 +29,8 @@ MAX_TOP_TABLES = 100
 MAX_NAME_CHARS = 128
 MAX_TABLES = 64
 MAX_ROWS = 1000
+MAX_EXAMPLES = 1000
+MAX_EXAMPLE_SQL_CHARS = 20_000
 
 _REQUEST = ConfigDict(extra="forbid")
 _RESPONSE = ConfigDict(extra="forbid")
@@ -113,12 +115,23 @@ class ExampleOut(BaseModel):
     tables: list[str]
     similarity: float
     skeleton: str
+    origin: str = Field(description="`synthetic`, or `user` for an example a person wrote")
+
+
+class TwinsOut(BaseModel):
+    model_config = _RESPONSE
+
+    members: list[str] = Field(description="the best database and its twins ranked with it")
+    told_apart_by: str | None = Field(
+        description="what in the question picked the best one; null: nothing tells them apart"
+    )
 
 
 class RetrieveResponse(BaseModel):
     """Ranked databases (best first) with their tables, the pool-wide table ranking, the
     confidence in [0, 1] and whether it is too low to propose a database (`abstained`),
-    few-shot examples and per-step timings in milliseconds."""
+    few-shot examples, per-step timings in milliseconds, and the best database's twins
+    (databases with the same schema) when some are ranked too."""
 
     model_config = _RESPONSE
 
@@ -130,6 +143,7 @@ class RetrieveResponse(BaseModel):
     examples: list[ExampleOut]
     timings: dict[str, float]
     pooled: bool
+    twins: TwinsOut | None = None
 
 
 class GenerateRequestBody(BaseModel):
@@ -197,6 +211,76 @@ class GenerateResponse(BaseModel):
     usage: dict[str, Any] | None
 
 
+class ExampleIn(BaseModel):
+    model_config = _REQUEST
+
+    question: StrictStr = _question_field()
+    sql: StrictStr = Field(
+        min_length=1,
+        max_length=MAX_EXAMPLE_SQL_CHARS,
+        pattern=r"[^\s\x1c-\x1f]",
+        description="the SQL that answers it (SQLite dialect), one read-only query",
+        examples=["SELECT Name FROM singer WHERE Country = 'France'"],
+    )
+    db_id: StrictStr = Field(
+        min_length=1,
+        max_length=MAX_NAME_CHARS,
+        description="the database it is about, as the catalog names it",
+        examples=["concert_singer"],
+    )
+
+    _question = field_validator("question")(_not_blank)
+    _sql = field_validator("sql")(_not_blank)
+
+
+class ExamplesRequest(BaseModel):
+    model_config = _REQUEST
+
+    examples: list[ExampleIn] = Field(
+        min_length=1,
+        max_length=MAX_EXAMPLES,
+        description=f"1 to {MAX_EXAMPLES} (question, sql, db_id) pairs",
+    )
+    source: StrictStr = Field(
+        "http",
+        min_length=1,
+        max_length=100,
+        pattern=r"^[A-Za-z0-9_.:/@-]+$",
+        description="a label for these examples, to remove them together later "
+        "(`schemarag index remove-examples --source LABEL`)",
+    )
+
+
+class RejectedOut(BaseModel):
+    model_config = _RESPONSE
+
+    where: str = Field(description="`examples[i]`: the pair's index in the request")
+    reason: str
+    id: str | None
+    line: int | None = Field(description="the pair's index in the request")
+
+
+class ExamplesResponse(BaseModel):
+    """`accepted`: pairs validated and now in the served store's newest build (new, or
+    re-validated); `unchanged`: already there; `rejected`: each with why; `total`: users'
+    examples the store keeps; `in_build`: those in the newest build. The server serves that
+    build within about a second (`X-Schemarag-Build` of later answers)."""
+
+    model_config = _RESPONSE
+
+    build_id: str | None
+    accepted: int
+    accepted_ids: list[str]
+    unchanged: int
+    rejected: list[RejectedOut]
+    removed: int
+    removed_ids: list[str]
+    total: int
+    in_build: int
+    seconds: float
+    timings: dict[str, float]
+
+
 class IndexInfo(BaseModel):
     """The build being served: what it holds and when it was made and loaded."""
 
@@ -208,9 +292,15 @@ class IndexInfo(BaseModel):
     tables: int | None
     traversals: int | None
     questions: int | None
+    user_examples: int = Field(0, description="users' examples in the build")
     embedder: str | None
     dim: int | None
     synthesizer: str | None
+    twins: list[dict[str, Any]] = Field(
+        default_factory=list,
+        description="groups of databases with the same (or nearly the same) schema, and the "
+        "tables and columns only one member has",
+    )
     latest_build: str | None = Field(
         description="the build the store's pointer names now; differs from build_id for a "
         "moment after a new build is published, until the server has loaded it"

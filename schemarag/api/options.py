@@ -3,14 +3,15 @@
 The keys and the store come from `schemarag.settings.Settings`; these are the knobs that only
 the server has. Environment variables (read by `ApiOptions.from_env`, empty counts as unset):
 
-=========================== ======================== =========
-variable                    field                    default
-=========================== ======================== =========
-SCHEMARAG_LOG_QUESTIONS     log_questions            ``0``
-SCHEMARAG_MAX_BODY_BYTES    max_body_bytes           ``32768``
-SCHEMARAG_BODY_TIMEOUT      body_timeout_s           ``10.0``
-SCHEMARAG_RELOAD_INTERVAL   reload_interval_s        ``1.0``
-=========================== ======================== =========
+============================ ======================== ===========
+variable                     field                    default
+============================ ======================== ===========
+SCHEMARAG_LOG_QUESTIONS      log_questions            ``0``
+SCHEMARAG_MAX_BODY_BYTES     max_body_bytes           ``32768``
+SCHEMARAG_MAX_EXAMPLES_BYTES max_examples_body_bytes  ``4194304``
+SCHEMARAG_BODY_TIMEOUT       body_timeout_s           ``10.0``
+SCHEMARAG_RELOAD_INTERVAL    reload_interval_s        ``1.0``
+============================ ======================== ===========
 """
 
 from __future__ import annotations
@@ -34,9 +35,12 @@ class ApiOptions:
     request log (off: logs carry route, status and latency only); `body_timeout_s`: how long a
     request body may take to arrive in full (then 408: a Content-Length larger than the body
     sent would otherwise hold the request open for good); `reload_interval_s`: how often the
-    served build pointer (or alias) is checked for a new build."""
+    served build pointer (or alias) is checked for a new build; `max_examples_body_bytes`: the
+    body limit of `POST /v1/examples` instead of `max_body_bytes`."""
 
     max_body_bytes: int = 32_768
+    #: the body limit of POST /v1/examples, which carries up to 1,000 pairs
+    max_examples_body_bytes: int = 4 * 1024 * 1024
     log_questions: bool = False
     body_timeout_s: float = 10.0
     reload_interval_s: float = 1.0
@@ -45,6 +49,11 @@ class ApiOptions:
         if not 1024 <= self.max_body_bytes <= 16 * 1024 * 1024:
             raise ConfigurationError(
                 f"max_body_bytes must be in 1024..16777216, got {self.max_body_bytes}"
+            )
+        if not 1024 <= self.max_examples_body_bytes <= 64 * 1024 * 1024:
+            raise ConfigurationError(
+                "max_examples_body_bytes must be in 1024..67108864, got "
+                f"{self.max_examples_body_bytes}"
             )
         if not 0.01 <= self.body_timeout_s <= 3600:
             raise ConfigurationError(
@@ -68,6 +77,7 @@ class ApiOptions:
             values["log_questions"] = flag in _TRUE
         for variable, name, kind in (
             ("SCHEMARAG_MAX_BODY_BYTES", "max_body_bytes", int),
+            ("SCHEMARAG_MAX_EXAMPLES_BYTES", "max_examples_body_bytes", int),
             ("SCHEMARAG_BODY_TIMEOUT", "body_timeout_s", float),
             ("SCHEMARAG_RELOAD_INTERVAL", "reload_interval_s", float),
         ):

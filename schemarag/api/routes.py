@@ -1,4 +1,5 @@
-"""The routes: retrieval, generation, index information, health, readiness and metrics.
+"""The routes: retrieval, generation, users' examples, index information, health, readiness and
+metrics.
 
 Retrieval awaits `RetrievalBatcher` (one thread runs the retrievals, their embeddings in
 batches); retrieval with pooling and generation call language models and run on Starlette's
@@ -20,16 +21,21 @@ from fastapi.responses import JSONResponse, PlainTextResponse
 
 from generator import GenerateRequest
 from generator.errors import GeneratorError, RetrievalNeededError
+from indexer import IndexerError, StoreError
+from indexer.errors import StoreBusyError
 from indexer.store import manifest_summary
 from providers import ProviderError
 from retriever import RetrieverError, StoreNotReadyError
 from schemagraph.errors import CatalogError, SchemaGraphError
 from schemarag.api.batching import RetrievalBatcher
 from schemarag.api.errors import ApiError, error_response
+from schemarag.api.examples import ExampleIntake, ExamplesUnavailableError
 from schemarag.api.generation import Generation, GenerationUnavailableError
 from schemarag.api.metrics import CONTENT_TYPE, Registry
 from schemarag.api.models import (
     ErrorBody,
+    ExamplesRequest,
+    ExamplesResponse,
     GenerateRequestBody,
     GenerateResponse,
     Health,
@@ -45,12 +51,14 @@ log = logging.getLogger(__name__)
 __all__ = ["install_routes"]
 
 BUILD_HEADER = "X-Schemarag-Build"
+EXAMPLES_PATH = "/v1/examples"
 
 
 def _errors(*statuses: int) -> dict[int | str, dict[str, Any]]:
     descriptions = {
         401: "missing or wrong API key",
         408: "the request body did not arrive in full in time (a Content-Length larger than it)",
+        409: "another build is running on the store; retry after it (Retry-After)",
         422: "invalid request (the message names the field)",
         501: "not configured on this server",
         502: "a language model call failed",
@@ -114,6 +122,7 @@ def install_routes(
     generation: Generation,
     registry: Registry,
     batcher: RetrievalBatcher,
+    examples: ExampleIntake,
 ) -> None:
     """Add the routes to `app` itself (not through an included router), so that route
     templates are visible to the metrics middleware."""
@@ -210,6 +219,37 @@ def install_routes(
         except store_errors as exc:
             raise ApiError(503, "store_unavailable", f"vector store: {exc}") from None
         return JSONResponse(result.as_dict())
+
+    @router.post(
+        EXAMPLES_PATH,
+        response_model=ExamplesResponse,
+        responses=_errors(401, 408, 409, 422, 501, 502, 503),
+        summary="Add users' (question, SQL) examples to the knowledge base",
+        tags=["index"],
+    )
+    def add_examples(body: ExamplesRequest) -> Any:
+        """Validates each pair against the catalog the index was built from (`serve --source`;
+        501 without it): its database is in the catalog and the served build, the SQL is one
+        read-only query over real tables and columns and runs where the database has a file.
+        The valid ones are kept across rebuilds and published in a new build at once, which
+        this server loads within about a second; the others come back in `rejected` with the
+        reason. The same as `schemarag index add-examples`."""
+        pairs = [(e.question, e.sql, e.db_id) for e in body.examples]
+        try:
+            report = examples.add(pairs, body.source)
+        except ExamplesUnavailableError as exc:
+            raise ApiError(501, "not_configured", str(exc)) from None
+        except StoreBusyError as exc:
+            raise ApiError(409, "busy", str(exc), headers={"Retry-After": "5"}) from None
+        except StoreError as exc:
+            raise ApiError(503, "not_ready", str(exc), headers={"Retry-After": "5"}) from None
+        except IndexerError as exc:
+            raise ApiError(422, "invalid_request", str(exc)) from None
+        except ProviderError as exc:
+            raise ApiError(502, "upstream_error", f"embedder: {exc}") from None
+        except store_errors as exc:
+            raise ApiError(503, "store_unavailable", f"vector store: {exc}") from None
+        return JSONResponse(report.as_dict())
 
     @router.get(
         "/v1/index",

@@ -3,13 +3,28 @@
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import sys
+from dataclasses import replace
 from pathlib import Path
 
+from sqlglot.dialects.dialect import Dialect
+
+from indexer import read_examples
 from retriever import DATASETS, BenchmarkDataError, Retriever, load_dataset, load_files
-from retriever.bench import ensure_index, plot_recall, pool_key, run_recall, table_lines
+from retriever.bench import (
+    ensure_examples_index,
+    ensure_index,
+    plot_recall,
+    pool_key,
+    run_recall,
+    table_lines,
+)
+from retriever.datasets import BenchDataset
+from schemagraph.errors import SchemaGraphError
+from schemagraph.sources import apply_overlay
 from schemarag.cli.bench_generation import register_bench_commands
 from schemarag.cli.common import add_output
 from schemarag.cli.retrieve import make_query_embedder
@@ -28,8 +43,25 @@ def register(sub: argparse._SubParsersAction) -> None:
     recall.add_argument(
         "--tables", type=Path, nargs="+", help="tables.json file(s) (any benchmark)"
     )
-    recall.add_argument("--questions", type=Path, help="questions file (Spider or BIRD format)")
+    recall.add_argument(
+        "--questions",
+        type=Path,
+        help="questions file (Spider or BIRD format; a question may list its `gold_tables`)",
+    )
+    recall.add_argument(
+        "--dialect",
+        default="sqlite",
+        help="sqlglot dialect of the gold SQL in --questions (default sqlite; e.g. bigquery)",
+    )
     recall.add_argument("--databases", type=Path, nargs="*", default=[], help="SQLite folders")
+    recall.add_argument(
+        "--docs",
+        type=Path,
+        action="append",
+        default=[],
+        metavar="PATH",
+        help="descriptions for the pool (a docs: file, YAML or JSON; repeatable)",
+    )
     recall.add_argument("--store", default=None, help="a built index to reuse (never rebuilt)")
     recall.add_argument(
         "--cache-dir",
@@ -38,8 +70,21 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="where the index is built without --store",
     )
     recall.add_argument("--embedder", default="minilm", help="embedder spec (default minilm)")
+    recall.add_argument(
+        "--examples",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help="users' examples (.json, .jsonl, .csv) added to the index first; an example equal "
+        "to an evaluated question stops the benchmark",
+    )
     recall.add_argument("--limit", type=int, default=None, help="evaluate the first N questions")
     add_output(recall, "--json", metavar="OUT", help="write the report as JSON")
+    recall.add_argument(
+        "--per-question",
+        action="store_true",
+        help="put every question's gold and rankings in the --json report",
+    )
     add_output(recall, "--plot", metavar="OUT.png", help="write recall@k curves")
     recall.set_defaults(func=cmd_recall)
 
@@ -59,22 +104,68 @@ def spider_dir(given: Path | None) -> Path:
     )
 
 
+def with_docs(dataset: BenchDataset, files: list[Path]) -> BenchDataset:
+    """`dataset` with the descriptions of `files` (docs: overlays) on its pool."""
+    catalog = dataset.catalog
+    try:
+        for file in files:
+            catalog = apply_overlay(catalog, "docs", file)
+    except SchemaGraphError as exc:
+        raise BenchmarkDataError(str(exc)) from None
+    for problem in catalog.problems[len(dataset.catalog.problems) :]:
+        print(f"warning: {problem}", file=sys.stderr)
+    return replace(dataset, catalog=catalog)
+
+
 def _progress(name: str, done: int, total: int) -> None:
     print(f"{name}: {done}/{total}", file=sys.stderr, flush=True)
+
+
+def _dialect(name: str) -> str:
+    try:
+        Dialect.get_or_raise(name)
+    except ValueError:
+        raise BenchmarkDataError(
+            f"--dialect: sqlglot has no dialect {name!r} (e.g. sqlite, postgres, bigquery, "
+            "snowflake)"
+        ) from None
+    return name
 
 
 def cmd_recall(args: argparse.Namespace) -> int:
     if (args.tables is None) != (args.questions is None):
         raise BenchmarkDataError("--tables and --questions go together")
+    if args.per_question and args.json is None:
+        raise BenchmarkDataError("--per-question goes into the --json report; add --json OUT")
+    if args.docs and args.store is not None:
+        raise BenchmarkDataError(
+            "--docs describes the pool of the index this command builds; drop --store (a built "
+            "index keeps the documents it was built with)"
+        )
     if args.limit is not None and args.limit < 1:
         raise BenchmarkDataError(f"--limit must be >= 1, got {args.limit}")
+    if args.examples is not None:
+        read_examples(args.examples)  # an unreadable file stops here, before any work
     if args.tables is not None:
-        dataset = load_files(args.tables, args.questions, args.databases, name=args.questions.stem)
+        dataset = load_files(
+            args.tables,
+            args.questions,
+            args.databases,
+            name=args.questions.stem,
+            dialect=_dialect(args.dialect),
+        )
     else:
         dataset = load_dataset(args.dataset, spider_dir(args.data))
+    if args.docs:
+        dataset = with_docs(dataset, args.docs)
     settings = Settings.from_env()
     embedder = make_query_embedder(settings, args.embedder)
     store = args.store
+    if store is not None and args.examples is not None:
+        raise BenchmarkDataError(
+            "--examples adds the examples to an index of its own; leave out --store"
+        )
+    added = None
     if store is None:
         folder = args.cache_dir / f"{pool_key(dataset.catalog)}-{embedder.name.replace(':', '_')}"
         print(f"index: {folder} (built or brought up to date)", file=sys.stderr)
@@ -85,8 +176,30 @@ def cmd_recall(args: argparse.Namespace) -> int:
             progress=lambda d, t: print(f"index: {d}/{t} traversals", file=sys.stderr),
         )
         store = str(folder)
+        if args.examples is not None:
+            digest = hashlib.sha256(args.examples.read_bytes()).hexdigest()[:12]
+            with_examples = folder.with_name(f"{folder.name}-examples-{digest}")
+            print(f"index with examples: {with_examples}", file=sys.stderr)
+            added = ensure_examples_index(
+                dataset.catalog, folder, with_examples, embedder, args.examples
+            )
+            print(
+                f"examples: {added['in_index']} of {added['rows']} rows in the index, "
+                f"{added['rejected']} rejected {added['rejected_by_reason']}",
+                file=sys.stderr,
+            )
+            store = str(with_examples)
     with Retriever.open(store, embedder) as retriever:
-        report = run_recall(dataset, retriever, embedder, limit=args.limit, progress=_progress)
+        report = run_recall(
+            dataset,
+            retriever,
+            embedder,
+            limit=args.limit,
+            progress=_progress,
+            per_question=args.per_question,
+        )
+    if added is not None:
+        report["user_examples"] = added
     for line in table_lines(report):
         print(line)
     if args.json:

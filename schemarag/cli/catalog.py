@@ -67,8 +67,14 @@ def database_dict(db: Database) -> dict[str, Any]:
         "tables": [
             {
                 "name": t.name,
+                "description": t.description,
                 "columns": [
-                    {"name": c.name, "type": c.type, "primary_key": c.primary_key}
+                    {
+                        "name": c.name,
+                        "type": c.type,
+                        "primary_key": c.primary_key,
+                        "description": c.description,
+                    }
                     for c in t.columns
                 ],
                 "foreign_keys": [
@@ -101,6 +107,11 @@ def cmd_show(args: argparse.Namespace) -> int:
                 f"{c.name}{'*' if c.primary_key else ''} {c.type}".rstrip() for c in table.columns
             )
             print(f"  {table.name}: {cols}")
+            if table.description:
+                print(f"    -- {table.description}")
+            for column in table.columns:
+                if column.description:
+                    print(f"    {column.name}: {column.description}")
             for fk in table.foreign_keys:
                 src, ref = ", ".join(fk.columns), ", ".join(fk.ref_columns)
                 print(f"    FK ({src}) -> {fk.ref_table}({ref})")

@@ -1,4 +1,5 @@
-"""`schemarag index build` and `schemarag index status`."""
+"""`schemarag index build` and `schemarag index status` (and, from `schemarag.cli.examples`,
+the commands for users' examples)."""
 
 from __future__ import annotations
 
@@ -29,6 +30,7 @@ from schemarag.cli.common import (
     print_json,
     traversal_config,
 )
+from schemarag.cli.examples import register_example_commands
 from schemarag.settings import Settings
 
 
@@ -80,6 +82,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_store_options(status)
     status.add_argument("--json", action="store_true", help="print JSON")
     status.set_defaults(func=cmd_status)
+    register_example_commands(index_sub, add_store_options, store_location)
 
 
 def add_store_options(parser: argparse.ArgumentParser) -> None:
@@ -181,8 +184,21 @@ def cmd_status(args: argparse.Namespace) -> int:
     print(f"build        {status['build_id']} (created {status['created_at']})")
     print(f"databases    {status['databases']}, tables {status['tables']}")
     print(f"questions    {status['questions']}")
+    kept = status.get("user_examples_kept", 0)
+    in_build = status.get("user_examples") or 0
+    if kept or in_build:
+        print(
+            f"user examples {in_build} in this build, {kept} kept"
+            + (f" ({kept - in_build} left out: a table changed since)" if kept > in_build else "")
+        )
     print(f"embedder     {status['embedder']} ({status['dim']} dims)")
     print(f"synthesizer  {status['synthesizer']}")
+    for group in status["twins"]:
+        kind = "identical" if group["identical"] else f"similarity {group['similarity']}"
+        differ = "; ".join(f"{m} alone has {', '.join(n)}" for m, n in group["only"].items())
+        print(
+            f"twins        {', '.join(group['members'])} ({kind}{'; ' + differ if differ else ''})"
+        )
     if pending:
         print(pending)
     return 0

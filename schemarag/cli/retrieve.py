@@ -132,6 +132,10 @@ def describe(result: RetrievalResult) -> list[str]:
     lines = [f"confidence {result.confidence:.2f}" + (" (abstained)" if result.abstained else "")]
     if result.abstained:
         lines.append("no database here seems to fit; the best candidates were:")
+    if result.twins is not None:
+        others = ", ".join(result.twins.members[1:])
+        why = result.twins.told_apart_by or "nothing in the question tells them apart"
+        lines.append(f"twins: {result.twins.members[0]} has the same schema as {others}; {why}")
     for rank, db in enumerate(result.databases, 1):
         lines.append(f"{rank}. {db.db_id}  score {db.score:.3f}")
         for table in db.tables:
@@ -140,7 +144,8 @@ def describe(result: RetrievalResult) -> list[str]:
     if result.examples:
         lines.append("few-shot examples:")
         for ex in result.examples:
-            lines.append(f"  - {ex.question}\n    {ex.sql}")
+            mark = "  [user example]" if ex.origin == "user" else ""
+            lines.append(f"  - {ex.question}{mark}\n    {ex.sql}")
     timings = ", ".join(f"{k} {v:.1f}" for k, v in result.timings.items())
     lines.append(f"timings (ms): {timings}")
     return lines

@@ -53,8 +53,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--source",
         action="append",
         metavar="KIND:PATH",
-        help="catalog the index was built from, repeatable; enables POST /v1/generate "
-        "(with SCHEMARAG_LLM)",
+        help="catalog the index was built from, repeatable; enables POST /v1/examples, and "
+        "POST /v1/generate (with SCHEMARAG_LLM)",
     )
     parser.add_argument(
         "--pool", default=None, metavar="LLM", help="LLM spec behind `pool: true` (default: off)"
@@ -201,6 +201,8 @@ def _location(args: argparse.Namespace, settings: Settings) -> StoreLocation:
 def make_app(args: argparse.Namespace, settings: Settings) -> FastAPI:
     """The app `args` describe, with this process's logging and BLAS threads set up."""
     from schemarag.api import ApiOptions, StoreSource, create_app, prepare_query_embedder
+    from schemarag.api.examples import ExampleIntake
+    from schemarag.cli.common import load
 
     options = ApiOptions.from_env()
     if args.log_questions:
@@ -209,20 +211,27 @@ def make_app(args: argparse.Namespace, settings: Settings) -> FastAPI:
     def make_embedder(spec: str) -> Embedder:
         return prepare_query_embedder(settings.embedder(spec))
 
+    location = _location(args, settings)
     source = StoreSource(
-        _location(args, settings),
+        location,
         make_embedder=make_embedder,
         embedder_spec=args.embedder,
         options={"examples": args.examples, "abstain_below": args.abstain_below},
         cache=ProviderCache(settings.cache_path),  # closed with the source, at shutdown
     )
     pool_llm: LLM | None = settings.llm(args.pool) if args.pool else None
+    generation = make_generation(settings, args.source)
+    examples = None
+    if args.source:
+        catalog = generation.catalog if generation.catalog is not None else load(args.source)
+        examples = ExampleIntake(catalog, location, source.embedder)
     app = create_app(
         settings,
         source,
         options=options,
-        generation=make_generation(settings, args.source),
+        generation=generation,
         pool_llm=pool_llm,
+        examples=examples,
     )
     configure_logging(access=not args.no_access_log)
     limit_blas_threads()

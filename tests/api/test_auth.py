@@ -121,7 +121,13 @@ def test_the_schema_declares_the_key_so_swagger_ui_can_send_it(
         for method, operation in operations.items()
         if operation.get("security") == [{"apiKey": []}]
     }
-    assert secured == {"POST /v1/retrieve", "POST /v1/generate", "GET /v1/index", "GET /metrics"}
+    assert secured == {
+        "POST /v1/retrieve",
+        "POST /v1/generate",
+        "POST /v1/examples",
+        "GET /v1/index",
+        "GET /metrics",
+    }
 
 
 def test_without_a_key_the_schema_declares_none(serve: Serve, built_store: Path) -> None:

@@ -9,6 +9,7 @@ cases are drawn from its Hypothesis strategies in an ordinary `@given` test.
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -22,15 +23,18 @@ from schemathesis import GenerationMode
 from schemathesis.specs.openapi.checks import positive_data_acceptance
 
 from generator import Models
+from indexer import StoreLocation
 from providers import ScriptedLLM
 from schemagraph import Catalog
 from schemarag.api import ApiOptions, Generation, create_app
+from schemarag.api.examples import ExampleIntake
 from schemarag.settings import Settings
-from tests.api.conftest import source_for, wait_until
+from tests.api.conftest import EMBEDDER, source_for, wait_until
 
 OPERATIONS = [
     "POST /v1/retrieve",
     "POST /v1/generate",
+    "POST /v1/examples",
     "GET /v1/index",
     "GET /healthz",
     "GET /readyz",
@@ -39,14 +43,20 @@ OPERATIONS = [
 
 
 @pytest.fixture(scope="module")
-def api_schema(built_store: Path, catalog: Catalog) -> Iterator[Any]:
+def api_schema(
+    built_store: Path, catalog: Catalog, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Any]:
     llm = ScriptedLLM("```sql\nSELECT count(*) FROM singer\n```")
+    # examples go to a copy of the store (the one served here is shared and read-only)
+    examples_store = tmp_path_factory.mktemp("property") / "kb"
+    shutil.copytree(built_store, examples_store)
     app = create_app(
         Settings(),
         source_for(built_store),
         options=ApiOptions(reload_interval_s=0.05),
         generation=Generation(catalog, Models((llm,))),
         pool_llm=ScriptedLLM('{"databases": [{"db_id": "pets_1", "tables": ["Pets"]}]}'),
+        examples=ExampleIntake(catalog, StoreLocation.parse(examples_store), lambda _: EMBEDDER),
     )
     with TestClient(app) as client:  # runs the lifespan: the index loads once
         wait_until(lambda: client.get("/readyz").status_code == 200)

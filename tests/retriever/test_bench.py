@@ -51,6 +51,12 @@ def test_metrics_follow_their_definitions() -> None:
     assert m["tab_R@5"] == pytest.approx(100 * 2 / 3, abs=0.01)  # micro: 2 of 3 gold tables
     assert m["tab_R@10"] == 100.0
     assert m["all_tabs@5"] == 50.0 and m["all_tabs@10"] == 100.0
+    assert m["db_R@1_twins"] == m["db_R@1"]  # no twins: the same
+    # "b" answered with its twin "a": right when twins count as one, wrong strictly
+    assert (
+        recall(questions, rankings, {"a": frozenset("ab"), "b": frozenset("ab")})["db_R@1_twins"]
+        == 100.0
+    )
 
 
 def test_leakage_check_rejects_an_indexed_evaluated_question() -> None:
@@ -108,6 +114,32 @@ def test_datasets_read_spider_and_bird_gold_sql(tmp_path: Path, sample_dir: Path
     assert dataset.questions[1].hardness in {"easy", "medium", "hard", "extra"}
 
 
+def test_gold_tables_given_a_dialect_or_a_list_and_views_skipped_with_their_names(
+    tmp_path: Path, sample_dir: Path
+) -> None:
+    rows = [
+        # BigQuery reads `project.dataset.table` as a table; SQLite as one odd name
+        {"question": "q1", "db_id": "pets_1", "SQL": "SELECT count(*) FROM `shop.pets_1.Pets`"},
+        {"question": "q2", "db_id": "pets_1", "gold_tables": ["Student", "Has_Pet"]},
+        {"question": "q3", "db_id": "pets_1", "SQL": "SELECT * FROM `Sales by Category`"},
+    ]
+    questions = tmp_path / "q.json"
+    questions.write_text(json.dumps(rows))
+    dataset = load_files(sample_dir / "tables.json", questions, dialect="bigquery")
+    assert [q.gold for q in dataset.questions] == [
+        {("pets_1", "pets")},
+        {("pets_1", "student"), ("pets_1", "has_pet")},
+    ]
+    assert dataset.questions[1].hardness is None
+    (reason,) = dataset.skipped
+    assert "sales by category" in reason and "a view, or a table its tables.json lacks" in reason
+    questions.write_text(json.dumps([{"question": "q", "db_id": "pets_1", "gold_tables": "Pets"}]))
+    with pytest.raises(BenchmarkDataError, match="gold_tables must be a list"):
+        load_files(sample_dir / "tables.json", questions)
+    questions.write_text(json.dumps(rows[:1]))
+    assert not load_files(sample_dir / "tables.json", questions).questions  # read as SQLite
+
+
 def test_colliding_database_ids_across_files_are_an_error(tmp_path: Path, sample_dir: Path) -> None:
     questions = tmp_path / "q.json"
     questions.write_text(json.dumps(QUESTIONS))
@@ -126,11 +158,16 @@ def test_bench_recall_cli_writes_the_json_contract_and_a_plot(
         [
             "bench", "recall", "--tables", str(sample_dir / "tables.json"),
             "--questions", str(questions), "--store", str(store), "--embedder", embedder.name,
-            "--json", str(out), "--plot", str(png),
+            "--json", str(out), "--plot", str(png), "--per-question",
         ]
     )  # fmt: skip
     assert code == 0
     report = json.loads(out.read_text())
+    first = report["per_question"][0]
+    assert first["question"] == QUESTIONS[0]["question"] and first["gold_tables"]
+    assert set(first["rankings"]) == {"schemarag", "bm25_table", "dense_table"}
+    assert all(len(r["databases"]) >= 1 for r in first["rankings"].values())
+    assert all("." in t for t in first["rankings"]["schemarag"]["tables"])
     assert {"dataset", "questions", "databases", "methods"} <= set(report)
     assert report["questions"] == 4 and report["databases"] == 8
     assert set(report["methods"]) == {"schemarag", "bm25_table", "dense_table"}
@@ -147,6 +184,25 @@ def test_plot_needs_only_the_report(tmp_path: Path) -> None:
     report = {"dataset": "x", "questions": 2, "databases": 3, "curves": {"m": curve}}
     plot_recall(report, tmp_path / "p.png")
     assert (tmp_path / "p.png").stat().st_size > 1000
+
+
+@pytest.mark.parametrize(
+    ("extra", "words"),
+    [(["--dialect", "nosuch"], "no dialect 'nosuch'"), (["--per-question"], "add --json")],
+)
+def test_bench_recall_flags_are_checked_first(
+    extra: list[str],
+    words: str,
+    tmp_path: Path,
+    sample_dir: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    questions = tmp_path / "q.json"
+    questions.write_text(json.dumps(QUESTIONS))
+    argv = ["bench", "recall", "--tables", str(sample_dir / "tables.json")]
+    assert main([*argv, "--questions", str(questions), *extra]) == 2
+    err = capsys.readouterr().err
+    assert words in err and err.count("\n") == 1
 
 
 def test_bench_cli_reports_user_mistakes_in_one_line(
@@ -166,3 +222,39 @@ def test_spider_dev_has_gold_tables_for_every_question(spider_dir: Path) -> None
     syn = load_dataset("spider-syn", spider_dir)
     assert syn.questions[0].question != dataset.questions[0].question
     assert syn.questions[0].gold == dataset.questions[0].gold
+
+
+def test_bench_recall_adds_users_examples_and_refuses_an_evaluated_one(
+    tmp_path: Path, sample_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    questions = tmp_path / "q.json"
+    questions.write_text(json.dumps(QUESTIONS))
+    rows = [
+        {"question": "Which crooners hail from France?", "db_id": "concert_singer",
+         "sql": "SELECT Name FROM singer WHERE Country = 'France'"},
+        {"question": "Heavy pets?", "db_id": "pets_1",
+         "sql": "SELECT * FROM Pets WHERE weight > 10"},
+        {"question": "Broken.", "db_id": "pets_1", "sql": "SELECT nope FROM Pets"},
+    ]  # fmt: skip
+    examples = tmp_path / "examples.jsonl"
+    examples.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    out = tmp_path / "recall.json"
+    common = [
+        "bench", "recall", "--tables", str(sample_dir / "tables.json"), "--questions",
+        str(questions), "--embedder", "hashing:256", "--cache-dir", str(tmp_path / "cache"),
+    ]  # fmt: skip
+    assert main([*common, "--examples", str(examples), "--json", str(out)]) == 0
+    added = json.loads(out.read_text())["user_examples"]
+    assert (added["rows"], added["in_index"], added["rejected"]) == (3, 2, 1)
+    assert added["rejected_by_reason"] == {"bad column reference": 1}
+    capsys.readouterr()
+
+    leaked = tmp_path / "leaked.jsonl"
+    evaluated = QUESTIONS[0]
+    leaked.write_text(
+        json.dumps(
+            {"question": evaluated["question"], "sql": evaluated["query"], "db_id": "pets_1"}
+        )
+    )
+    assert main([*common, "--examples", str(leaked)]) == 2
+    assert "evaluated question" in capsys.readouterr().err
