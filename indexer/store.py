@@ -26,6 +26,7 @@ from __future__ import annotations
 import fcntl
 import json
 import os
+import re
 import shutil
 import socket
 import tempfile
@@ -35,6 +36,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
 from indexer.errors import StoreBusyError, StoreError
 
@@ -79,6 +81,12 @@ class StoreLocation:
     @property
     def embedded(self) -> bool:
         return self.url is None
+
+    @property
+    def where(self) -> str:
+        """The store for messages and reports: the folder, or the server URL with any password
+        and key-like query values masked."""
+        return str(self.root) if self.url is None else masked_url(self.url)
 
     def build_dir(self, build_id: str) -> Path:
         return self.root / "builds" / build_id
@@ -181,7 +189,7 @@ def build_lock(location: StoreLocation) -> Iterator[None]:
     fd = os.open(location.root / LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o644)
     if (holder := _holder_unless_locked(fd)) is not None:
         os.close(fd)
-        where = location.url or str(location.root)
+        where = location.where
         raise StoreBusyError(
             f"{where}: another build is running on this store ({holder}); "
             "wait for it to finish, or stop it"
@@ -263,7 +271,7 @@ def _write_atomic(path: Path, text: str) -> None:
 def index_status(location: StoreLocation) -> dict[str, Any]:
     """What the store serves, from the served build's manifest (no Qdrant client is opened, so
     this works while a server holds the embedded folder)."""
-    where = location.url or str(location.root)
+    where = location.where
     status: dict[str, Any] = {
         "store": where,
         "build_id": None,
@@ -305,3 +313,16 @@ def manifest_summary(manifest: dict[str, Any]) -> dict[str, Any]:
         "synthesizer": manifest.get("synthesizer"),
         "twins": manifest.get("twins", []),
     }
+
+
+_SECRET_PARAM = re.compile(r"(?i)((?:api[-_]?)?key|token|password|secret)=[^&]*")
+
+
+def masked_url(url: str) -> str:
+    """`url` with the password of its user part and key-like query values replaced by ***."""
+    parts = urlsplit(url)
+    netloc = parts.netloc
+    if parts.password is not None:
+        netloc = netloc.replace(f":{parts.password}@", ":***@", 1)
+    query = _SECRET_PARAM.sub(lambda m: f"{m.group(1)}=***", parts.query)
+    return urlunsplit(parts._replace(netloc=netloc, query=query))

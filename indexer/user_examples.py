@@ -267,7 +267,7 @@ def _refuse_pending_build(location: StoreLocation) -> None:
 
 
 def _where(location: StoreLocation) -> str:
-    return location.url or str(location.root)
+    return location.where
 
 
 def _served(location: StoreLocation) -> tuple[str, dict[str, Any]]:

@@ -48,7 +48,7 @@ class ExampleIntake:
             )
         current = self.location.current()
         if current is None:
-            raise StoreError(f"{self.location.url or self.location.root}: no build yet")
+            raise StoreError(f"{self.location.where}: no build yet")
         spec = embedder_spec_of(self.location.manifest(current))
         examples = [
             UserExample(q, s, d, source=source, line=i) for i, (q, s, d) in enumerate(pairs)

@@ -120,7 +120,7 @@ class StoreSource:
 
     @property
     def where(self) -> str:
-        return self.location.url or str(self.location.root)
+        return self.location.where
 
     # -- probing ---------------------------------------------------------------------------
 

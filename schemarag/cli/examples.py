@@ -92,7 +92,7 @@ def cmd_add_examples(args: argparse.Namespace) -> int:
     location: StoreLocation = args.store_location(args, settings)
     current = location.current()
     if current is None:
-        where = location.url or str(location.root)
+        where = location.where
         raise StoreError(
             f"{where}: no build to add examples to; run `schemarag index build SOURCE... "
             f"--store {where}` first"
@@ -158,7 +158,7 @@ def cmd_list_examples(args: argparse.Namespace) -> int:
         print_json(rows)
         return 0
     if not rows:
-        print(f"no users' examples in {location.url or location.root}")
+        print(f"no users' examples in {location.where}")
         return 1
     for row in rows:
         mark = "" if row["in_build"] else "  [left out: a table changed since]"

@@ -88,7 +88,7 @@ def open_retriever(args: argparse.Namespace, settings: Settings, **options: Any)
         build = location.current()
         if build is None:
             raise StoreNotReadyError(
-                f"{store}: no built knowledge base here; run `schemarag index build` first"
+                f"{location.where}: no built knowledge base here; run `schemarag index build` first"
             )
         spec = embedder_spec(str(location.manifest(build).get("embedder", "")) or "minilm")
     embedder = make_query_embedder(settings, spec)

@@ -163,7 +163,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         # each worker builds its own app (`worker_app`); the options are checked here, so that
         # a mistake is one line from this command and not a traceback per worker
         location = _location(args, settings)
-        where = location.url or str(location.root)
+        where = location.where
         ApiOptions.from_env()
         make_generation(settings, args.source)
         if args.pool:

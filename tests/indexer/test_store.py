@@ -11,6 +11,7 @@ from qdrant_client import QdrantClient, models
 from indexer.errors import StoreError
 from indexer.journal import Journal, JournalRecord
 from indexer.store import QUESTIONS, TABLES, StoreLocation, index_status
+from schemarag.cli import main
 
 
 def test_parse_path_and_url(tmp_path: Path) -> None:
@@ -25,6 +26,20 @@ def test_parse_path_and_url(tmp_path: Path) -> None:
     assert server.alias(TABLES) == "acme_tables"
     with pytest.raises(StoreError, match="collection name"):
         StoreLocation.parse(tmp_path, collection="bad name!")
+
+
+def test_a_server_store_is_shown_without_its_secrets(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    url = "https://admin:s3cret@qdrant.example:6333/?api_key=k3y&timeout=5"
+    location = StoreLocation.parse(url, state_dir=tmp_path)
+    assert location.where == "https://admin:***@qdrant.example:6333/?api_key=***&timeout=5"
+    assert index_status(location)["store"] == location.where
+    assert StoreLocation.parse(tmp_path / "kb").where == str(tmp_path / "kb")
+    monkeypatch.chdir(tmp_path)  # the server store's state folder: .schemarag/state/<collection>
+    code = main(["retrieve", "q", "--store", url])
+    err = capsys.readouterr().err
+    assert code == 2 and "s3cret" not in err and "k3y" not in err and "admin:***@" in err
 
 
 def test_embedded_publish_switches_the_pointer_atomically(tmp_path: Path) -> None:
