@@ -25,11 +25,13 @@ from providers.errors import (
     StructuredOutputError,
 )
 from providers.hashing_embedder import HashingEmbedder, tokenize
+from providers.llamacpp_llm import LlamaCppLLM
 from providers.llm import (
     LLM,
     Completion,
     LLMRequest,
     Message,
+    Timings,
     Usage,
     acomplete_many,
     complete_many,
@@ -73,6 +75,7 @@ __all__ = [
     "HashingEmbedder",
     "LLMRequest",
     "LLMSpec",
+    "LlamaCppLLM",
     "Message",
     "MiniLMEmbedder",
     "MissingDependencyError",
@@ -83,6 +86,7 @@ __all__ = [
     "ProviderError",
     "ScriptedLLM",
     "StructuredOutputError",
+    "Timings",
     "Usage",
     "UsageMeter",
     "Vectors",

@@ -15,6 +15,7 @@ __all__ = [
     "Completion",
     "LLMRequest",
     "Message",
+    "Timings",
     "Usage",
     "acomplete_many",
     "check_request",
@@ -80,6 +81,16 @@ class Usage:
 
 
 @dataclass(frozen=True)
+class Timings:
+    """Where the time of one call went, as a local model reports it."""
+
+    prompt_seconds: float
+    generation_seconds: float
+    prompt_tokens_per_second: float
+    generation_tokens_per_second: float
+
+
+@dataclass(frozen=True)
 class Completion:
     """What an LLM returned.
 
@@ -87,7 +98,7 @@ class Completion:
     ``claude-haiku-4-5-20251001``). ``logprob`` is the summed log-probability of the reply's
     tokens when the provider reports it. ``cached`` is true when the reply came from a
     `providers.ProviderCache` rather than from the provider (its usage is what the original call
-    cost).
+    cost). ``timings`` is set by providers that run the model themselves (`LlamaCppLLM`).
     """
 
     text: str
@@ -96,6 +107,7 @@ class Completion:
     stop_reason: str | None = None
     logprob: float | None = None
     cached: bool = False
+    timings: Timings | None = None
 
 
 @runtime_checkable

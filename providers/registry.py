@@ -6,6 +6,9 @@ LLM specs:
 - ``openai:MODEL@BASE_URL`` — an OpenAI-compatible server, e.g.
   ``openai:llama3.1:8b@http://localhost:11434/v1``; ``openai:MODEL`` takes the base URL from
   ``openai_base_url``
+- ``llamacpp:PATH`` — a GGUF model file run in process by llama.cpp, e.g.
+  ``llamacpp:.schemarag/models/qwen2.5-coder-0.5b-instruct-q4_k_m.gguf`` (needs
+  ``schemarag[local]``; nothing leaves the machine)
 - ``scripted:TEXT`` — the offline `ScriptedLLM` always replying TEXT; ``scripted`` alone
   echoes the last user message
 
@@ -42,6 +45,7 @@ LLM_SPEC_FORMS = (
     "anthropic:MODEL (e.g. anthropic:claude-sonnet-5-5)",
     "openai:MODEL@BASE_URL (e.g. openai:llama3.1@http://localhost:11434/v1)",
     "openai:MODEL (base URL from SCHEMARAG_OPENAI_BASE_URL)",
+    "llamacpp:PATH (a local .gguf model file, run in process)",
     "scripted:TEXT (offline, always replies TEXT)",
     "scripted (offline, echoes the last user message)",
 )
@@ -59,7 +63,8 @@ _OPENAI_WITH_URL = re.compile(r"^(?P<model>.+?)@(?P<url>https?://\S+)$")
 
 @dataclass(frozen=True)
 class LLMSpec:
-    """A parsed LLM spec: ``provider`` is anthropic, openai or scripted."""
+    """A parsed LLM spec: ``provider`` is anthropic, openai, llamacpp or scripted; ``model`` is
+    the model file's path for llamacpp."""
 
     provider: str
     model: str | None = None
@@ -95,6 +100,8 @@ def parse_llm_spec(spec: str) -> LLMSpec:
                 "http:// or https://"
             )
         return LLMSpec("openai", model=rest)
+    if provider == "llamacpp" and rest.strip():
+        return LLMSpec("llamacpp", model=rest.strip())
     if provider == "scripted":
         return LLMSpec("scripted", text=rest if colon else None)
     raise _unknown("LLM", spec, LLM_SPEC_FORMS)
@@ -128,8 +135,12 @@ def make_llm(
     openai_api_key: str | None = None,
     timeout: float = 120.0,
     max_retries: int = 4,
+    llamacpp_threads: int | None = None,
 ) -> LLM:
-    """The LLM a spec names (see the module docstring), with the keys and URLs given here."""
+    """The LLM a spec names (see the module docstring), with the keys and URLs given here.
+
+    ``llamacpp_threads`` is the thread count of a ``llamacpp:`` model (default: one per core,
+    capped)."""
     parsed = parse_llm_spec(spec)
     if parsed.provider == "anthropic":
         from providers.anthropic_llm import AnthropicLLM
@@ -155,6 +166,11 @@ def make_llm(
             timeout=timeout,
             max_retries=max_retries,
         )
+    if parsed.provider == "llamacpp":
+        from providers.llamacpp_llm import LlamaCppLLM
+
+        assert parsed.model is not None
+        return LlamaCppLLM(parsed.model, threads=llamacpp_threads)
     from providers.scripted import ScriptedLLM, echo_last_user_message
 
     if parsed.text is None:

@@ -11,6 +11,7 @@ CO_API_KEY / COHERE_API_KEY cohere_api_key                   none (CO_API_KEY wi
 SCHEMARAG_OPENAI_BASE_URL   openai_base_url                  none
 SCHEMARAG_OPENAI_API_KEY    openai_api_key                   none
 SCHEMARAG_LLM               llm_spec                         none (offline)
+SCHEMARAG_LLAMACPP_THREADS  llamacpp_threads                 one per core, at most 8
 SCHEMARAG_EMBEDDER          embedder_spec                    ``minilm``
 SCHEMARAG_CACHE             cache_path                       ``.schemarag/cache.sqlite``
 SCHEMARAG_STORE             store_path                       ``.schemarag/store``
@@ -49,6 +50,7 @@ _ENV = {
     "openai_base_url": "SCHEMARAG_OPENAI_BASE_URL",
     "openai_api_key": "SCHEMARAG_OPENAI_API_KEY",
     "llm_spec": "SCHEMARAG_LLM",
+    "llamacpp_threads": "SCHEMARAG_LLAMACPP_THREADS",
     "embedder_spec": "SCHEMARAG_EMBEDDER",
     "cache_path": "SCHEMARAG_CACHE",
     "store_path": "SCHEMARAG_STORE",
@@ -74,6 +76,7 @@ class Settings:
     openai_base_url: str | None = None
     openai_api_key: str | None = field(default=None, repr=False)
     llm_spec: str | None = None
+    llamacpp_threads: int | None = None
     embedder_spec: str = "minilm"
     cache_path: Path = Path(".schemarag/cache.sqlite")
     store_path: Path = Path(".schemarag/store")
@@ -93,6 +96,15 @@ class Settings:
                 parse_llm_spec(self.llm_spec)
             except ConfigurationError as exc:
                 raise ConfigurationError(f"{_setting('llm_spec')}: {exc}") from None
+        if self.llamacpp_threads is not None and (
+            isinstance(self.llamacpp_threads, bool)
+            or not isinstance(self.llamacpp_threads, int)
+            or self.llamacpp_threads < 1
+        ):
+            raise ConfigurationError(
+                f"{_setting('llamacpp_threads')} must be a whole number >= 1, "
+                f"got {self.llamacpp_threads!r}"
+            )
         if self.openai_base_url is not None and not self.openai_base_url.startswith(
             ("http://", "https://")
         ):
@@ -127,7 +139,12 @@ class Settings:
                 value = get("COHERE_API_KEY")
             if value is None:
                 continue
-            values[name] = Path(value) if name in ("cache_path", "store_path") else value
+            if name in ("cache_path", "store_path"):
+                values[name] = Path(value)
+            elif name == "llamacpp_threads":
+                values[name] = int(value) if value.isdigit() else value
+            else:
+                values[name] = value
         return cls(**values)  # type: ignore[arg-type]
 
     def llm(self, spec: str | None = None) -> LLM:
@@ -143,6 +160,7 @@ class Settings:
             anthropic_api_key=self.anthropic_api_key,
             openai_base_url=self.openai_base_url,
             openai_api_key=self.openai_api_key,
+            llamacpp_threads=self.llamacpp_threads,
         )
 
     def embedder(self, spec: str | None = None) -> Embedder:

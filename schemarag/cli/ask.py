@@ -35,8 +35,8 @@ from schemarag.settings import Settings
 
 NO_LLM = (
     "no language model configured: set SCHEMARAG_LLM=anthropic:MODEL and ANTHROPIC_API_KEY, "
-    "or SCHEMARAG_LLM=openai:MODEL and SCHEMARAG_OPENAI_BASE_URL for a local server "
-    "(or pass --llm SPEC)"
+    "or SCHEMARAG_LLM=openai:MODEL and SCHEMARAG_OPENAI_BASE_URL for a local server, "
+    "or SCHEMARAG_LLM=llamacpp:PATH.gguf for a model run in process (or pass --llm SPEC)"
 )
 
 
