@@ -28,6 +28,9 @@ _STATEMENT_LINE = re.compile(
     r"((?:ALTER|ATTACH|BEGIN|COMMIT|COPY|CREATE|DELETE|DETACH|DROP|EXPLAIN|GRANT|INSERT|PRAGMA"
     r"|REINDEX|RELEASE|REPLACE|ROLLBACK|SAVEPOINT|SET|TRUNCATE|UPDATE|VACUUM)\b(?![:-]))",
 )
+# Prose that starts with a lower-case "select": "select the `Name` column from ...", or more
+# than one sentence ("... from the table. The WHERE clause ...").
+_PROSE = re.compile(r"(?i:^select\s+(?:all\s+)?(?:the|an)\s)|[.!?]\s+[A-Z]")
 _JSON_KEYS = ("sql", "query", "SQL", "answer")
 _SQL_LANGS = {"", "sql", "sqlite", "postgresql", "mysql"}
 
@@ -110,7 +113,9 @@ def _plausible(sql: str) -> bool:
         return True
     if sql[:6].upper() != "SELECT":
         return False
-    return sql[:6] == "SELECT" or bool(re.search(r"\bFROM\b", sql, re.IGNORECASE))
+    if sql[:6] == "SELECT":
+        return True
+    return bool(re.search(r"\bFROM\b", sql, re.IGNORECASE)) and not _PROSE.search(sql)
 
 
 def _looks_like_query(text: str) -> bool:

@@ -8,6 +8,7 @@ shared by every `LlamaCppLLM` with the same path and options; its calls run one 
 from __future__ import annotations
 
 import json
+import logging
 import os
 import threading
 from collections.abc import Sequence
@@ -21,6 +22,8 @@ __all__ = ["MAX_DEFAULT_THREADS", "LlamaCppLLM", "check_gguf", "default_threads"
 
 #: The default thread count is one per core available to this process, at most this many.
 MAX_DEFAULT_THREADS = 8
+
+log = logging.getLogger(__name__)
 
 _GGUF_MAGIC = b"GGUF"
 _LOADED: dict[tuple[str, int, int, int], tuple[Any, threading.Lock]] = {}
@@ -65,6 +68,8 @@ def _load(path: Path, threads: int, n_ctx: int, seed: int) -> tuple[Any, threadi
             params.cpuparams_batch.n_threads = threads
             params.sampling.seed = seed
             params.warmup = False
+            # llama.cpp writes its own log to stderr; only when this module logs at DEBUG.
+            params.verbosity = 1 if log.isEnabledFor(logging.DEBUG) else -1
             try:
                 server = xllamacpp.Server(params)
             except Exception as exc:  # the C++ loader reports failures as plain exceptions

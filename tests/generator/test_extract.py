@@ -37,6 +37,33 @@ def test_extracts_sql_from_common_reply_shapes(reply: str, expected: str) -> Non
     assert extract_sql(reply) == expected
 
 
+# Qwen2.5-Coder-0.5B-Instruct (Q4_K_M, llamacpp:, greedy) explaining its query before the
+# ```sql block; cut at the token limit before the block, the prose is not a query.
+QWEN_REASONING = (
+    "Let's examine the database and the question.\n\nThe task is to retrieve the names and "
+    "countries of singers who are older than 30, ordered by their age in descending order. To "
+    "achieve this, we need to select the `Name` and `Country` columns from the `singer` table. "
+    "The `WHERE` clause is used to filter the rows where the `Age` column is greater than 30. "
+    "The `ORDER BY` clause is used to sort the results by the `Age` column in descending order."
+    "\n\nAccordingly, the final SQL query is:\n\n```sql\nSELECT Name, Country FROM singer "
+    "WHERE Age > 30 ORDER BY Age DESC\n```"
+)
+
+
+def test_a_small_local_models_reasoning_gives_its_query_and_never_its_prose() -> None:
+    cut = QWEN_REASONING.index("\n\nAccordingly")
+
+    assert (
+        extract_sql(QWEN_REASONING)
+        == "SELECT Name, Country FROM singer WHERE Age > 30 ORDER BY Age DESC"
+    )
+    assert extract_sql(QWEN_REASONING[:cut]) is None
+    assert extract_sql("we select the name from the singer table") is None
+    assert extract_sql("select name from singer where age > 30") == (
+        "select name from singer where age > 30"
+    )
+
+
 @pytest.mark.parametrize(
     ("reply", "expected"),
     [
