@@ -26,7 +26,7 @@ MAX_DEFAULT_THREADS = 8
 log = logging.getLogger(__name__)
 
 _GGUF_MAGIC = b"GGUF"
-_LOADED: dict[tuple[str, int, int, int], tuple[Any, threading.Lock]] = {}
+_LOADED: dict[tuple[str, int, int], tuple[Any, threading.Lock]] = {}
 _LOADING = threading.Lock()
 
 
@@ -52,8 +52,8 @@ def check_gguf(path: Path) -> Path:
     return path.resolve()
 
 
-def _load(path: Path, threads: int, n_ctx: int, seed: int) -> tuple[Any, threading.Lock]:
-    key = (str(path), threads, n_ctx, seed)
+def _load(path: Path, threads: int, n_ctx: int) -> tuple[Any, threading.Lock]:
+    key = (str(path), threads, n_ctx)
     with _LOADING:
         if key not in _LOADED:
             try:
@@ -66,7 +66,6 @@ def _load(path: Path, threads: int, n_ctx: int, seed: int) -> tuple[Any, threadi
             params.n_parallel = 1
             params.cpuparams.n_threads = threads
             params.cpuparams_batch.n_threads = threads
-            params.sampling.seed = seed
             params.warmup = False
             # llama.cpp writes its own log to stderr; only when this module logs at DEBUG.
             params.verbosity = 1 if log.isEnabledFor(logging.DEBUG) else -1
@@ -113,7 +112,7 @@ class LlamaCppLLM:
         self._threads = threads or default_threads()
         self._seed = seed
         self._cache_prompt = cache_prompt
-        self._server, self._lock = _load(self._path, self._threads, n_ctx, seed)
+        self._server, self._lock = _load(self._path, self._threads, n_ctx)
 
     @property
     def name(self) -> str:
