@@ -25,10 +25,8 @@ from schemagraph.sql import (
     QueryOutcome,
     QueryResult,
     SqliteEngine,
-    database_names,
-    live_engine,
+    run_on_server,
     runs_queries,
-    translate,
 )
 
 Runner = Callable[[str], QueryOutcome]
@@ -111,15 +109,7 @@ def database_runner(db: Database, limits: Limits = DEFAULT_RUN_LIMITS) -> Runner
                 f"database {db.id!r} is on a server where schemarag does not run queries "
                 "(PostgreSQL, DuckDB and SQLite only)"
             )
-        engine = live_engine(db.url, db.schema)
-        names = database_names(db)
-
-        def run(sql: str) -> QueryOutcome:
-            return engine.run(
-                translate(sql, read="sqlite", write=engine.dialect, names=names), limits
-            )
-
-        return run
+        return lambda sql: run_on_server(db, sql, limits)
     raise NoDataError(
         f"database {db.id!r} has no SQLite file and no server URL, so its queries cannot be run; "
         "load it from a spider: or sqlite: source that has the data, or from a database URL"

@@ -21,7 +21,7 @@ from schemagraph import Database
 from schemagraph.model import fold
 from schemagraph.sql.execute import Limits, run_unguarded
 from schemagraph.sql.guard import Refusal, check_sql
-from schemagraph.sql.live_engine import database_names, live_engine, runs_queries, translate
+from schemagraph.sql.live_engine import run_on_server, runs_queries
 
 DIALECT = "sqlite"
 
@@ -72,11 +72,7 @@ def validate_sql(
             # authorizer and the limits, so parsing the SQL a second time would add nothing.
             outcome = run_unguarded(db.path, sql, limits)
         else:  # a live server: translated to its SQL, guarded in its dialect, read-only
-            assert db.url is not None
-            engine = live_engine(db.url, db.schema)
-            names = database_names(db)
-            server_sql = translate(sql, read=DIALECT, write=engine.dialect, names=names)
-            outcome = engine.run(server_sql, limits)
+            outcome = run_on_server(db, sql, limits)
         if not outcome.ok:
             return Validation(False, f"fails to run: {getattr(outcome, 'message', '')}")
     order = [t.name for t in db.tables if fold(t.name) in used]

@@ -67,6 +67,7 @@ from schemagraph.sql.live_engine import (
     close_engines,
     database_names,
     live_engine,
+    run_on_server,
     runs_queries,
     translate,
 )
@@ -115,6 +116,7 @@ __all__ = [
     "relaxed_result_eq",
     "remove_distinct",
     "results_match",
+    "run_on_server",
     "runs_queries",
     "spider_hardness",
     "spider_result_eq",

@@ -155,6 +155,18 @@ def database_names(db: Database) -> list[str]:
     return [t.name for t in db.tables] + [c.name for t in db.tables for c in t.columns]
 
 
+def run_on_server(db: Database, sql: str, limits: Limits = DEFAULT_LIMITS) -> QueryOutcome:
+    """Run `sql`, written in SQLite's SQL (as prompts and synthesizers write it), on the server
+    of `db` (`db.url`): translated to the server's dialect, then guarded and run by its shared
+    engine."""
+    if db.url is None:
+        raise ValueError(f"database {db.id!r} has no server URL")
+    engine = live_engine(db.url, db.schema)
+    return engine.run(
+        translate(sql, read="sqlite", write=engine.dialect, names=database_names(db)), limits
+    )
+
+
 def close_engines() -> None:
     """Close the connections of every engine `live_engine` kept, and forget the engines."""
     with _engines_lock:
