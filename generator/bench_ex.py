@@ -10,6 +10,12 @@ Settings, each run over the same questions:
 - `retrieved`: the retriever chooses the database, its tables and few-shot examples; a
   question whose database is not found (wrong database, or abstention) counts as wrong.
 
+Tokens per question count every call, those answered from a cache (`bench ex --cache`) at what
+they cost when made; seconds are wall time, so cached calls take none. The report names its
+questions (`question_ids`, with `--sample` a subset stratified by hardness) and keeps each one's
+prediction and verdict; an actor-critic run also measures the critic's p, q and s
+(`critic_rates`).
+
 Questions whose database has no SQLite file are left out. A generation that fails (the
 provider errors, the prompt cannot fit) counts as a wrong prediction and is reported.
 """
@@ -17,15 +23,17 @@ provider errors, the prompt cannot fit) counts as a wrong prediction and is repo
 from __future__ import annotations
 
 import logging
+import random
 import time
 from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from generator.critic import expected_accuracy
 from generator.errors import GeneratorConfigError, GeneratorError
 from generator.service import GenerateRequest, SchemaRetriever, generate
-from generator.strategies import GenerationConfig, Models, generate_sql
+from generator.strategies import GenerationConfig, GenerationResult, Models, generate_sql
 from providers import Price, ProviderError, UsageMeter
 from retriever.datasets import BenchDataset, BenchQuestion
 from schemagraph.model import fold
@@ -46,9 +54,12 @@ def run_ex_bench(
     settings: Sequence[str] = ("gold-tables", "gold-database"),
     retriever: SchemaRetriever | None = None,
     limit: int | None = None,
+    sample: int | None = None,
+    seed: int = 0,
     progress: Callable[[str, int, int], None] | None = None,
 ) -> dict[str, Any]:
-    """Generate and score every question in every setting (see the module docstring)."""
+    """Generate and score every question in every setting (see the module docstring): the
+    first `limit`, or a `sample` stratified by hardness (`stratified_sample`)."""
     unknown = [s for s in settings if s not in SETTINGS]
     if unknown:
         raise GeneratorConfigError(f"unknown setting(s) {unknown}; choose from {SETTINGS}")
@@ -60,8 +71,11 @@ def run_ex_bench(
         if q.db_id in dataset.catalog and dataset.catalog.database(q.db_id).path is not None
     ]
     left_out = len(dataset.questions) - len(questions)
+    positions = {id(q): i for i, q in enumerate(dataset.questions)}
     if limit is not None:
         questions = questions[:limit]
+    if sample is not None:
+        questions = stratified_sample(questions, sample, seed)
     report: dict[str, Any] = {
         "dataset": dataset.name,
         "strategy": config.strategy,
@@ -69,6 +83,9 @@ def run_ex_bench(
         "critic": models.judge.name,
         "questions": len(questions),
         "left_out_no_database_file": left_out,
+        "sample": {"size": sample, "seed": seed} if sample is not None else None,
+        #: positions in the dataset's question file (0-based), so the subset can be reproduced
+        "question_ids": [positions[id(q)] for q in questions],
         "settings": {},
     }
     for setting in settings:
@@ -78,6 +95,31 @@ def run_ex_bench(
         )
         report["settings"][setting]["seconds"] = round(time.perf_counter() - started, 1)
     return report
+
+
+def stratified_sample(
+    questions: Sequence[BenchQuestion], size: int, seed: int
+) -> list[BenchQuestion]:
+    """`size` questions drawn without replacement, each hardness level in proportion to its
+    share (largest remainders), shuffled per level by `random.Random(seed)`; in file order."""
+    if size < 1:
+        raise GeneratorConfigError(f"the sample size must be >= 1, got {size}")
+    levels: dict[str, list[int]] = defaultdict(list)
+    for i, question in enumerate(questions):
+        levels[question.hardness or "unknown"].append(i)
+    size = min(size, len(questions))
+    exact = {level: size * len(ids) / len(questions) for level, ids in levels.items()}
+    counts = {level: int(share) for level, share in exact.items()}
+    by_remainder = sorted(exact, key=lambda level: (counts[level] - exact[level], level))
+    for level in by_remainder[: size - sum(counts.values())]:
+        counts[level] += 1
+    rng = random.Random(seed)
+    chosen: list[int] = []
+    for level in sorted(levels):
+        ids = list(levels[level])
+        rng.shuffle(ids)
+        chosen.extend(ids[: counts[level]])
+    return [questions[i] for i in sorted(chosen)]
 
 
 def _run_setting(
@@ -94,16 +136,27 @@ def _run_setting(
     cases: list[EvalCase] = []
     tokens: list[int] = []
     costs: list[float] = []
+    seconds: list[float] = []
+    calls = [0, 0]  # made, of which answered from the cache
     errors: list[str] = []
     right_db = 0
+    attempts: list[tuple[int, int, str, str]] = []  # (question, attempt, sql, verdict)
     for number, question in enumerate(questions, 1):
         meter = UsageMeter(prices)
+        started = time.perf_counter()
         try:
-            sql, db_id = _predict(setting, question, dataset, models, config, retriever, meter)
+            sql, db_id, generation = _predict(
+                setting, question, dataset, models, config, retriever, meter
+            )
         except (GeneratorError, ProviderError) as exc:
             log.warning("question %d (%s): %s", number, setting, exc)
             errors.append(f"{number}: {exc}")
-            sql, db_id = None, None
+            sql, db_id, generation = None, None, None
+        if generation is not None and generation.actor_critic is not None:
+            attempts.extend(
+                (number, a.number, a.candidate.sql or "", a.verdict)
+                for a in generation.actor_critic.attempts
+            )
         right_db += db_id is not None and fold(db_id) == fold(question.db_id)
         if db_id is not None and fold(db_id) != fold(question.db_id):
             sql = None  # the query runs on the wrong database: wrong, whatever it returns
@@ -114,8 +167,12 @@ def _run_setting(
             + total["output_tokens"]
             + total["cache_read_tokens"]
             + total["cache_write_tokens"]
+            + total["replayed_tokens"]
         )
+        calls[0] += total["calls"]
+        calls[1] += total["cached_calls"]
         costs.append(meter.total_cost())
+        seconds.append(time.perf_counter() - started)
         if progress is not None:
             progress(setting, number, len(questions))
     evaluation = evaluate_cases(cases, db_dir, EvalOptions(skip_missing_db=True)).to_json()
@@ -132,12 +189,67 @@ def _run_setting(
             level: round(sum(v) / len(v), 1) for level, v in sorted(by_level.items())
         },
         "cost_per_question_usd": round(sum(costs) / count, 6),
+        "seconds_per_question": round(sum(seconds) / count, 2),
+        "calls_per_question": round(calls[0] / count, 2),
+        "cached_calls": calls[1],
         "generation_errors": len(errors),
         "errors": errors[:20],
+        #: every question's prediction and verdict (in the order of `question_ids`), to study
+        #: failures without re-running
+        "per_question": [
+            {
+                "hardness": case["hardness"],
+                "predicted": prediction.pred_sql,
+                "correct": case["correct"],
+                "pred_error": case["pred_error"],
+                "tokens": tokens[case["line"] - 1],
+                "seconds": round(seconds[case["line"] - 1], 2),
+            }
+            for case, prediction in zip(evaluation["cases"], cases, strict=True)
+        ],
     }
+    if attempts:
+        result["actor_critic"] = critic_rates(attempts, questions, db_dir, config)
     if setting == "retrieved":
         result["database_accuracy"] = round(100 * right_db / count, 2)
     return result
+
+
+def critic_rates(
+    attempts: Sequence[tuple[int, int, str, str]],
+    questions: Sequence[BenchQuestion],
+    db_dir: Path,
+    config: GenerationConfig,
+) -> dict[str, Any]:
+    """AC-SQL's parameters measured as the paper does, from the loop's own attempts: p is the
+    accuracy of the first attempt; q the share of wrong checked attempts the critics accepted;
+    s the share of correct checked attempts they rejected. Theorem 1's prediction from them
+    (`critic.expected_accuracy`, z = the configured attempts) sits beside the measured EX."""
+    cases = [
+        EvalCase(i, questions[number - 1].sql, questions[number - 1].db_id, " ".join(sql.split()))
+        for i, (number, _, sql, _) in enumerate(attempts, 1)
+    ]
+    verdicts = evaluate_cases(cases, db_dir, EvalOptions(skip_missing_db=True)).cases
+    first = [v.correct for v, a in zip(verdicts, attempts, strict=True) if a[1] == 1]
+    checked = [
+        (v.correct, a[3]) for v, a in zip(verdicts, attempts, strict=True) if a[3] != "unchecked"
+    ]
+    wrong = [verdict for correct, verdict in checked if not correct]
+    right = [verdict for correct, verdict in checked if correct]
+    p = sum(first) / len(first) if first else 0.0
+    q = wrong.count("accepted") / len(wrong) if wrong else 0.0
+    s = right.count("rejected") / len(right) if right else 0.0
+    z = config.actor_critic.attempts
+    return {
+        "p": round(p, 4),
+        "q": round(q, 4),
+        "s": round(s, 4),
+        "z": z,
+        "checked_wrong": len(wrong),
+        "checked_correct": len(right),
+        "attempts": len(attempts),
+        "theorem_1_expected_accuracy": round(100 * expected_accuracy(p, q, s, z), 2),
+    }
 
 
 def _predict(
@@ -148,8 +260,8 @@ def _predict(
     config: GenerationConfig,
     retriever: SchemaRetriever | None,
     meter: UsageMeter,
-) -> tuple[str | None, str | None]:
-    """The predicted SQL and the database it was written for."""
+) -> tuple[str | None, str | None, GenerationResult | None]:
+    """The predicted SQL, the database it was written for and the generation."""
     if setting == "retrieved":
         request = GenerateRequest(question.question, strategy=config.strategy)
         result = generate(
@@ -161,7 +273,7 @@ def _predict(
             meter=meter,
         )
         generation = result.generation
-        return (result.sql, generation.db_id if generation is not None else None)
+        return (result.sql, generation.db_id if generation is not None else None, generation)
     db = dataset.catalog.database(question.db_id)
     tables = None
     if setting == "gold-tables":
@@ -170,14 +282,14 @@ def _predict(
     generation = generate_sql(
         question.question, db, models, tables=tables, config=config, meter=meter
     )
-    return generation.sql, db.id
+    return generation.sql, db.id, generation
 
 
 def table_lines(report: dict[str, Any]) -> list[str]:
     """A markdown table: accuracy by hardness, tokens and cost per question, per setting."""
     lines = [
-        "| setting | easy | medium | hard | extra | all | count | tokens/q | USD/q |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "| setting | easy | medium | hard | extra | all | count | tokens/q | s/q | USD/q |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for name, row in report["settings"].items():
         levels = row["by_hardness"]
@@ -187,6 +299,7 @@ def table_lines(report: dict[str, Any]) -> list[str]:
         ]
         lines.append(
             f"| {name} | {' | '.join(cells)} | {row['execution_accuracy']:.1f} | {row['count']} | "
-            f"{row['tokens_per_question']:.0f} | {row['cost_per_question_usd']:.5f} |"
+            f"{row['tokens_per_question']:.0f} | {row['seconds_per_question']:.1f} | "
+            f"{row['cost_per_question_usd']:.5f} |"
         )
     return lines

@@ -92,11 +92,14 @@ class _Tally:
     cached_calls: int = 0
     usage: Usage = field(default_factory=Usage)
     cost_usd: float = 0.0
+    #: input plus output tokens of the cached calls: what they cost when first made
+    replayed_tokens: int = 0
 
     def as_dict(self) -> dict[str, Any]:
         row: dict[str, Any] = {"calls": self.calls, "cached_calls": self.cached_calls}
         row.update({name: getattr(self.usage, name) for name in _FIELDS})
         row["cost_usd"] = self.cost_usd
+        row["replayed_tokens"] = self.replayed_tokens
         return row
 
 
@@ -105,7 +108,8 @@ class UsageMeter:
 
     ``prices`` maps model names to `Price` (see `DEFAULT_PRICES`); a model found in no entry is
     counted in tokens, costs nothing in the totals and is listed under ``unpriced_models``.
-    Calls answered from a cache are counted as ``cached_calls`` and add no tokens or cost.
+    Calls answered from a cache are counted as ``cached_calls`` and add no tokens or cost; their
+    input and output tokens are kept apart as ``replayed_tokens`` (what the call cost when made).
     """
 
     def __init__(self, prices: Mapping[str, Price]) -> None:
@@ -152,6 +156,7 @@ class UsageMeter:
             tally.calls += 1
             if cached:
                 tally.cached_calls += 1
+                tally.replayed_tokens += usage.input_tokens + usage.output_tokens
                 return
             tally.usage = tally.usage + usage
             tally.cost_usd += cost
@@ -172,7 +177,7 @@ class UsageMeter:
         """Totals per stage, per model and overall, plus the models without a price."""
         with self._lock:
             tallies = {
-                key: _Tally(t.calls, t.cached_calls, t.usage, t.cost_usd)
+                key: _Tally(t.calls, t.cached_calls, t.usage, t.cost_usd, t.replayed_tokens)
                 for key, t in self._tallies.items()
             }
             unpriced = sorted(self._unpriced)
@@ -189,6 +194,7 @@ class UsageMeter:
                 bucket.cached_calls += tally.cached_calls
                 bucket.usage = bucket.usage + tally.usage
                 bucket.cost_usd += tally.cost_usd
+                bucket.replayed_tokens += tally.replayed_tokens
         return {
             "stages": {stage: tally.as_dict() for stage, tally in stages.items()},
             "models": {model: tally.as_dict() for model, tally in models.items()},

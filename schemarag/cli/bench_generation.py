@@ -21,6 +21,8 @@ from typing import Any
 from generator import bench_actor_critic, bench_ex, bench_voting
 from generator.bench_gold import SAMPLE_QUESTIONS
 from generator.errors import GeneratorConfigError
+from generator.strategies import Models
+from providers import CachedLLM, ProviderCache
 from schemagraph import load_spider
 from schemarag.cli.ask import add_generation_options, generation_config, make_models
 from schemarag.cli.common import add_output
@@ -63,6 +65,21 @@ def register_bench_commands(bench_sub: argparse._SubParsersAction) -> None:
     ex.add_argument("--collection", default="schemarag", help=argparse.SUPPRESS)
     ex.add_argument("--embedder", default=None, help="query embedder spec for retrieval")
     ex.add_argument("--limit", type=int, default=None, help="first N questions")
+    ex.add_argument(
+        "--sample",
+        type=int,
+        default=None,
+        metavar="N",
+        help="N questions stratified by hardness, drawn with --seed (ids in the report)",
+    )
+    ex.add_argument(
+        "--cache",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help="answer repeated LLM calls from this cache (SQLite file), so a rerun, or another "
+        "selection strategy over the same candidates, costs no new calls",
+    )
     add_output(ex, "--json", metavar="OUT", help="write the report as JSON")
     add_generation_options(ex)
     ex.set_defaults(func=cmd_ex)
@@ -150,6 +167,12 @@ def cmd_voting(args: argparse.Namespace) -> int:
 def cmd_ex(args: argparse.Namespace) -> int:
     settings = Settings.from_env()
     models = make_models(settings, args.llm, args.critic)  # no LLM: one-line error, exit 2
+    if args.cache is not None:
+        cache = ProviderCache(args.cache)
+        models = Models(
+            tuple(CachedLLM(llm, cache) for llm in models.generators),
+            CachedLLM(models.critic, cache) if models.critic is not None else None,
+        )
     config = generation_config(args, models)
     folder = spider_folder(args.data)
     if folder is None:
@@ -175,6 +198,8 @@ def cmd_ex(args: argparse.Namespace) -> int:
             settings=chosen,
             retriever=retriever,
             limit=args.limit,
+            sample=args.sample,
+            seed=args.seed,
             progress=lambda s, d, t: print(f"{s}: {d}/{t}", file=sys.stderr, flush=True),
         )
     finally:
@@ -183,5 +208,13 @@ def cmd_ex(args: argparse.Namespace) -> int:
             close()
     for line in bench_ex.table_lines(report):
         print(line)
+    for name, row in report["settings"].items():
+        rates = row.get("actor_critic")
+        if rates:
+            print(
+                f"{name}: actor-critic p {rates['p']}, q {rates['q']}, s {rates['s']}, "
+                f"z {rates['z']}: Theorem 1 expects {rates['theorem_1_expected_accuracy']}, "
+                f"measured {row['execution_accuracy']}"
+            )
     _write(report, args.json)
     return 0

@@ -243,3 +243,55 @@ def test_bench_ex_with_a_scripted_llm_scores_both_gold_settings(
         assert setting["tokens_per_question"] > 0 and setting["cost_per_question_usd"] == 0
         assert "easy" in setting["by_hardness"]
     assert "| gold-tables |" in capsys.readouterr().out
+
+
+def test_bench_ex_measures_the_critics_p_q_s_from_the_actor_critic_attempts(
+    tmp_path: Path, sample_dir: Path
+) -> None:
+    folder = _tiny_spider(tmp_path, sample_dir)
+    out = tmp_path / "ex.json"
+    argv = ["ex", "--data", str(folder), "--settings", "gold-database", "--json", str(out)]
+    argv += ["--strategy", "actor-critic", "--llm", "scripted:SELECT count(*) FROM singer"]
+    assert bench([*argv, "--critic", "scripted:True"]) == 0
+    setting = json.loads(out.read_text())["settings"]["gold-database"]
+    # one question of three asks for the count of singers: p = 1/3; the critic accepts all
+    rates = setting["actor_critic"]
+    assert (rates["p"], rates["q"], rates["s"]) == (0.3333, 1.0, 0.0)
+    assert (rates["checked_wrong"], rates["checked_correct"], rates["attempts"]) == (2, 1, 3)
+    assert rates["theorem_1_expected_accuracy"] == pytest.approx(33.33, abs=0.01)
+    assert [q["correct"] for q in setting["per_question"]].count(True) == 1
+
+    assert bench([*argv, "--critic", "scripted:False", "--attempts", "2"]) == 0
+    rates = json.loads(out.read_text())["settings"]["gold-database"]["actor_critic"]
+    # every first attempt is checked and rejected, every second one is returned unchecked
+    assert (rates["q"], rates["s"], rates["attempts"]) == (0.0, 1.0, 6)
+
+
+def test_bench_ex_sample_is_stratified_and_names_its_questions(
+    tmp_path: Path, sample_dir: Path
+) -> None:
+    folder = _tiny_spider(tmp_path, sample_dir)
+    out = tmp_path / "ex.json"
+    argv = ["ex", "--data", str(folder), "--settings", "gold-database", "--json", str(out)]
+    assert bench([*argv, "--llm", "scripted:SELECT 1", "--sample", "2", "--seed", "3"]) == 0
+    report = json.loads(out.read_text())
+    assert report["sample"] == {"size": 2, "seed": 3} and len(report["question_ids"]) == 2
+    assert report["settings"]["gold-database"]["count"] == 2
+    assert len(report["settings"]["gold-database"]["per_question"]) == 2
+
+
+def test_bench_ex_with_a_cache_replays_the_calls_and_counts_their_tokens(
+    tmp_path: Path, sample_dir: Path
+) -> None:
+    folder = _tiny_spider(tmp_path, sample_dir)
+    out = tmp_path / "ex.json"
+    argv = ["ex", "--data", str(folder), "--settings", "gold-database", "--json", str(out)]
+    argv += ["--llm", "scripted:SELECT count(*) FROM singer", "--cache", str(tmp_path / "c.db")]
+    runs = []
+    for _ in range(2):
+        assert bench(argv) == 0
+        runs.append(json.loads(out.read_text())["settings"]["gold-database"])
+    assert runs[0]["cached_calls"] == 0 < runs[0]["calls_per_question"]
+    assert runs[1]["cached_calls"] == 3 * runs[1]["calls_per_question"]
+    assert runs[1]["tokens_per_question"] == runs[0]["tokens_per_question"] > 0
+    assert runs[1]["execution_accuracy"] == runs[0]["execution_accuracy"]

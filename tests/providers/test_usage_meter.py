@@ -95,14 +95,18 @@ def test_cached_completions_count_as_calls_without_tokens_or_cost():
 
     meter.record_completion("pool", fresh)
     meter.record_completion(
-        "pool", Completion("x", "claude-haiku-4-5", Usage(1_000_000, 0), cached=True)
+        "pool", Completion("x", "claude-haiku-4-5", Usage(1_000_000, 30), cached=True)
     )
 
-    pool = meter.report()["stages"]["pool"]
+    report = meter.report()
+    pool = report["stages"]["pool"]
     assert pool["calls"] == 2
     assert pool["cached_calls"] == 1
     assert pool["input_tokens"] == 1_000_000
     assert pool["cost_usd"] == pytest.approx(1.0)
+    # what the cached call cost when it was made, kept apart
+    assert pool["replayed_tokens"] == report["total"]["replayed_tokens"] == 1_000_030
+    assert report["rows"][0]["replayed_tokens"] == 1_000_030
 
 
 def test_format_table_has_a_row_per_stage_and_model_and_a_total():
