@@ -59,6 +59,7 @@ from schemagraph import (
     sample_database,
     table_fingerprint,
 )
+from schemagraph.families import find_families
 from schemagraph.twins import find_twins
 
 log = logging.getLogger(__name__)
@@ -336,6 +337,7 @@ def _build(
         },
         "databases": {db.id: database_fingerprint(db) for db in catalog},
         "twins": [group.as_dict() for group in find_twins(catalog)],
+        "families": [family.as_dict() for db in catalog for family in find_families(db)],
         # Failed traversals are left out, so the next build retries them.
         "traversal_keys": published_keys,
         # users' examples in this build: example id -> record key (indexer.example_records)

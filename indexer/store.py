@@ -312,6 +312,7 @@ def manifest_summary(manifest: dict[str, Any]) -> dict[str, Any]:
         "dim": manifest.get("dim"),
         "synthesizer": manifest.get("synthesizer"),
         "twins": manifest.get("twins", []),
+        "families": manifest.get("families", []),
     }
 
 

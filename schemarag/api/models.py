@@ -301,6 +301,11 @@ class IndexInfo(BaseModel):
         description="groups of databases with the same (or nearly the same) schema, and the "
         "tables and columns only one member has",
     )
+    families: list[dict[str, Any]] = Field(
+        default_factory=list,
+        description="tables sharded by date or number (events_20240101, ...): per family its "
+        "database, pattern, member count and suffix range",
+    )
     latest_build: str | None = Field(
         description="the build the store's pointer names now; differs from build_id for a "
         "moment after a new build is published, until the server has loaded it"

@@ -33,6 +33,9 @@ from schemarag.cli.common import (
 from schemarag.cli.examples import register_example_commands
 from schemarag.settings import Settings
 
+#: families listed by `index status` before "... N more"
+FAMILY_LINES = 20
+
 
 def register(sub: argparse._SubParsersAction) -> None:
     index = sub.add_parser("index", help="build and inspect the knowledge base")
@@ -199,6 +202,15 @@ def cmd_status(args: argparse.Namespace) -> int:
         print(
             f"twins        {', '.join(group['members'])} ({kind}{'; ' + differ if differ else ''})"
         )
+    families = status.get("families", [])
+    for family in families[:FAMILY_LINES]:
+        low, high = family["range"]
+        print(
+            f"family       {family['database']}.{family['pattern']} "
+            f"({family['tables']} tables, {low} to {high})"
+        )
+    if len(families) > FAMILY_LINES:
+        print(f"family       ... {len(families) - FAMILY_LINES} more (index status --json)")
     if pending:
         print(pending)
     return 0
