@@ -26,6 +26,8 @@ from generator.text import DATA_RULE, approx_tokens, clip, data_block
 from providers import Message
 from retriever.text import STOPWORDS
 from schemagraph import Database, DatabaseSample, TableSample, create_table_text, sample_database
+from schemagraph.families import collapse_families, find_families
+from schemagraph.model import Catalog, fold
 
 OPTIMIZATION_RULE = "Minimize SQL execution time while ensuring correctness."
 
@@ -259,14 +261,30 @@ def _user_text(
     parts.append(f"### Database {db.id}")
     schema = schema_text(db, tables, sample, rows, descriptions)
     parts.append(data_block("schema", schema, 1_000_000))
+    shards = family_notes(db, tables)
+    if shards:
+        parts.append("### Sharded tables")
+        parts.append("\n".join(shards))
     parts.append("### Question")
     parts.append(data_block("question", question.strip(), config.max_question_chars))
     return "\n\n".join(parts)
 
 
+def family_notes(db: Database, tables: Sequence[str]) -> list[str]:
+    """A line per shown table that stands for a family of sharded tables (its newest member)."""
+    shown = {fold(name) for name in tables}
+    return [
+        f"{f.last} is the newest of {len(f.members)} tables {f.pattern} ({f.first} to {f.last}) "
+        "with the same columns: query the ones the question's dates or numbers name (UNION ALL "
+        "for several)."
+        for f in find_families(db)
+        if fold(f.last) in shown
+    ]
+
+
 def _table_names(db: Database, tables: Sequence[str] | None) -> list[str]:
-    if tables is None:
-        return [t.name for t in db.tables]
+    if tables is None:  # every table, a family of sharded tables as its newest member
+        return [t.name for t in collapse_families(Catalog((db,))).databases[0].tables]
     names: list[str] = []
     for name in tables:
         if not db.has_table(name):

@@ -59,7 +59,7 @@ from schemagraph import (
     sample_database,
     table_fingerprint,
 )
-from schemagraph.families import find_families
+from schemagraph.families import collapse_families, find_families
 from schemagraph.twins import find_twins
 
 log = logging.getLogger(__name__)
@@ -199,6 +199,9 @@ def _build(
 ) -> BuildReport:
     started = time.perf_counter()
     timings: dict[str, float] = {}
+    # a family of sharded tables is indexed once, as its newest member (schemagraph.families)
+    families = [family.as_dict() for db in catalog for family in find_families(db)]
+    catalog = collapse_families(catalog)
     graph = build_graph(catalog)
     traversals = enumerate_traversals(graph, config.traversal)
     signature = json.dumps(
@@ -337,7 +340,7 @@ def _build(
         },
         "databases": {db.id: database_fingerprint(db) for db in catalog},
         "twins": [group.as_dict() for group in find_twins(catalog)],
-        "families": [family.as_dict() for db in catalog for family in find_families(db)],
+        "families": families,
         # Failed traversals are left out, so the next build retries them.
         "traversal_keys": published_keys,
         # users' examples in this build: example id -> record key (indexer.example_records)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -13,12 +14,15 @@ if TYPE_CHECKING:
 class RankedTable:
     """A table of a ranked database. `bridge`: added by foreign-key completion so that the
     chosen tables can be joined, not matched by the question itself. `chosen`: part of the
-    joinable set proposed for generation."""
+    joinable set proposed for generation. `family`: when the table stands for a family of
+    sharded tables (`schemagraph.families`), its pattern, member count, first and last member
+    and suffix range, so that generation can pick the shards."""
 
     name: str
     score: float
     chosen: bool = False
     bridge: bool = False
+    family: Mapping[str, Any] | None = None
 
 
 @dataclass(frozen=True)

@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -143,6 +144,12 @@ class Retriever:
         self.bm25 = TableBM25(self.entries)
         self.linker = SchemaLinker(self.entries)
         self.twins = TwinSeparator(self.entries)
+        #: (folded db, folded table) -> the family that table stands for (the build indexes a
+        #: family of sharded tables once, as its newest member: schemagraph.families)
+        self.families: dict[tuple[str, str], dict[str, Any]] = {
+            (fold(f["database"]), fold(f["last"])): f
+            for f in (kb.manifest.get("families", []) if kb is not None else [])
+        }
         self.semantic: SemanticLinker | None = None
         self._executor: ThreadPoolExecutor | None = None
         if semantic:
@@ -418,12 +425,22 @@ class Retriever:
             placed.add(i)
             tables.append(
                 RankedTable(
-                    self.entries[i].table, round(float(table_score[i]), 4), not bridge, bridge
+                    self.entries[i].table,
+                    round(float(table_score[i]), 4),
+                    not bridge,
+                    bridge,
+                    self.families.get(self._keys[i]),
                 )
             )
         for i in ranked:
             if i not in placed:
-                tables.append(RankedTable(self.entries[i].table, round(float(table_score[i]), 4)))
+                tables.append(
+                    RankedTable(
+                        self.entries[i].table,
+                        round(float(table_score[i]), 4),
+                        family=self.families.get(self._keys[i]),
+                    )
+                )
         return RankedDatabase(
             self.db_ids[db], round(float(db_score[db]), 4), tuple(tables[: max(top, len(placed))])
         )

@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
-from schemagraph.model import Database, Table, fold
+from schemagraph.model import Catalog, Database, ForeignKey, Table, fold
 
 MIN_MEMBERS = 3
 SAME_COLUMNS = 0.8
@@ -121,3 +121,29 @@ def find_families(db: Database) -> list[TableFamily]:
 def family_index(db: Database) -> dict[str, TableFamily]:
     """Folded table name -> its family, for the tables of `db` that belong to one."""
     return {fold(name): family for family in find_families(db) for name in family.members}
+
+
+def collapse_families(catalog: Catalog) -> Catalog:
+    """`catalog` with each family reduced to its newest member, which stands for the family in
+    the index (one table document, one set of traversals, one place in the ranking). Foreign keys
+    to or from the other members are moved to the newest one; duplicates are dropped."""
+    databases = []
+    for db in catalog.databases:
+        stand_in = {
+            fold(name): family.last for family in find_families(db) for name in family.members
+        }
+        if not stand_in:
+            databases.append(db)
+            continue
+        tables = []
+        for table in db.tables:
+            if stand_in.get(fold(table.name), table.name) != table.name:
+                continue
+            keys: list[ForeignKey] = []
+            for fk in table.foreign_keys:
+                moved = replace(fk, ref_table=stand_in.get(fold(fk.ref_table), fk.ref_table))
+                if moved not in keys:
+                    keys.append(moved)
+            tables.append(replace(table, foreign_keys=tuple(keys)))
+        databases.append(replace(db, tables=tuple(tables)))
+    return Catalog(tuple(databases), problems=catalog.problems)

@@ -89,6 +89,11 @@ class RankedTableOut(BaseModel):
     score: float
     chosen: bool = Field(description="part of the joinable set proposed for generation")
     bridge: bool = Field(description="added by foreign-key completion to join the chosen ones")
+    family: dict[str, Any] | None = Field(
+        None,
+        description="when the table stands for a family of sharded tables (events_20240101, "
+        "...): its pattern, member count, first and last member and suffix range",
+    )
 
 
 class RankedDatabaseOut(BaseModel):

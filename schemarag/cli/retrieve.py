@@ -141,6 +141,12 @@ def describe(result: RetrievalResult) -> list[str]:
         for table in db.tables:
             mark = " [bridge]" if table.bridge else (" *" if table.chosen else "")
             lines.append(f"     {table.name}  {table.score:.3f}{mark}")
+            if table.family:
+                family, (low, high) = table.family, table.family["range"]
+                lines.append(
+                    f"       family {family['pattern']}: {family['tables']} tables, "
+                    f"{low} to {high}; this is the newest"
+                )
     if result.examples:
         lines.append("few-shot examples:")
         for ex in result.examples:

@@ -10,8 +10,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from schemagraph.families import MIN_MEMBERS, find_families
-from schemagraph.model import Column, Database, Table
+from generator.prompt import build_prompt
+from schemagraph.families import MIN_MEMBERS, collapse_families, find_families
+from schemagraph.model import Catalog, Column, Database, ForeignKey, Table
 from schemarag.cli import main
 
 EVENT = ("event_id", "event_time", "user_id", "page")
@@ -93,3 +94,49 @@ def test_a_build_records_families_and_index_status_shows_them(
     assert main(["index", "status", "--store", store, "--json"]) == 0
     (family,) = json.loads(capsys.readouterr().out)["families"]
     assert family["first"] == "events_20240101" and family["last"] == "events_20240103"
+    # indexed and ranked once, as its newest member, which the result says stands for all
+    question = "Which pages did users visit?"
+    assert main(["retrieve", question, "--store", store, "--embedder", "hashing:64"]) == 0
+    out = capsys.readouterr().out
+    assert "events_20240103" in out and "events_20240101" not in out
+    assert "family events_YYYYMMDD: 3 tables, 20240101 to 20240103; this is the newest" in out
+
+
+def test_collapse_keeps_the_newest_member_and_moves_foreign_keys_to_it() -> None:
+    shard = lambda name: Table(  # noqa: E731
+        name,
+        tuple(Column(c, "text") for c in EVENT),
+        (ForeignKey(name, ("user_id",), "users", ("user_id",)),),
+    )
+    sessions = Table(
+        "sessions",
+        (Column("id"), Column("event_id")),
+        tuple(
+            ForeignKey("sessions", ("event_id",), f"events_2024010{d}", ("event_id",))
+            for d in (1, 2, 3)
+        ),
+    )
+    users = Table("users", (Column("user_id"), Column("name")))
+    db = Database("web", (users, sessions, *(shard(f"events_2024010{d}") for d in (1, 2, 3))))
+    other = _db({"a": ("x",)})
+    collapsed = collapse_families(Catalog((db, other), problems=("kept",)))
+    web = collapsed.database("web")
+    assert [t.name for t in web.tables] == ["users", "sessions", "events_20240103"]
+    assert web.table("sessions").foreign_keys == (
+        ForeignKey("sessions", ("event_id",), "events_20240103", ("event_id",)),
+    )
+    assert collapsed.database("warehouse") == other and collapsed.problems == ("kept",)
+
+
+def test_the_generation_prompt_shows_a_family_once_and_says_how_to_query_its_shards() -> None:
+    tables = {f"events_2024010{d}": EVENT for d in (1, 2, 3)} | {"users": ("user_id", "name")}
+    prompt = build_prompt("Which pages were visited on January 2?", _db(tables))
+    assert prompt.tables == ("events_20240103", "users")
+    assert "CREATE TABLE events_20240103" in prompt.user
+    assert "CREATE TABLE events_20240101" not in prompt.user
+    assert (
+        "events_20240103 is the newest of 3 tables events_YYYYMMDD "
+        "(events_20240101 to events_20240103)" in prompt.user
+    )
+    plain = build_prompt("How many users?", _db(tables), tables=["users"])
+    assert "Sharded tables" not in plain.user
