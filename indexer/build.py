@@ -150,7 +150,9 @@ class BuildServices:
     synthesize: ChainRunner
     synthesizer_name: str
     embedder: Embedder
-    progress: Callable[[int, int], None] | None = None
+    #: called as (stage, done, total) while a build runs: "synthesize" counts traversals,
+    #: "load" question records written to the store, "tables" table documents embedded and written
+    progress: Callable[[str, int, int], None] | None = None
     #: returns {"provider_calls": n, "cache_hits": n, "usage": {...}} for the report
     usage: Callable[[], dict[str, Any]] | None = None
 
@@ -270,9 +272,10 @@ def _build(
         )
         t0 = time.perf_counter()
         failed = _synthesize_all(
-            catalog, keyed, remaining, len(todo), journal, services, config, build_id
+            catalog, keyed, remaining, len(todo), journal, services, config, build_id, timings
         )
-        timings["synthesize_and_embed"] = time.perf_counter() - t0
+        # synthesis includes validation (every SQL parsed, qualified and run); embedding is apart
+        timings["synthesize"] = time.perf_counter() - t0 - timings["embed_questions"]
         if todo_examples:
             t0 = time.perf_counter()
             journal_examples(
@@ -290,8 +293,9 @@ def _build(
             config,
             dim=services.embedder.dim,
             tables_of=(catalog, services.embedder),
+            progress=services.progress,
+            timings=timings,
         )
-        timings["load"] = time.perf_counter() - t0
         stats = list(journal.stats())
         finished = journal.done_keys()
         published_keys = sorted(((keyed.keys() - set(todo)) | finished) & keyed.keys())
@@ -391,8 +395,11 @@ def _synthesize_all(
     services: BuildServices,
     config: BuildConfig,
     build_id: str,
+    timings: dict[str, float],
 ) -> int:
-    """Synthesize, embed and journal `remaining`; returns how many traversals failed."""
+    """Synthesize, embed and journal `remaining`; returns how many traversals failed. Adds the
+    seconds spent embedding to `timings["embed_questions"]`."""
+    timings["embed_questions"] = 0.0
     samples: dict[str, DatabaseSample | None] = {}
     finished = total - len(remaining)
     failures: list[str] = []
@@ -423,7 +430,9 @@ def _synthesize_all(
             results = [(k, recs) for k, recs in pool.map(one, chunk) if recs is not None]
             # A record whose question was dropped (a duplicate, say) keeps only its stats.
             texts = [r["question"] for _, recs in results for r in recs if r.get("question")]
+            embedding_started = time.perf_counter()
             vectors = services.embedder.embed_documents(texts)
+            timings["embed_questions"] += time.perf_counter() - embedding_started
             records: list[JournalRecord] = []
             finished_stats: list[tuple[str, dict[str, Any]]] = []
             i = 0
@@ -463,7 +472,7 @@ def _synthesize_all(
                 del samples[db_id]
             finished += len(chunk)
             if services.progress:
-                services.progress(finished, total)
+                services.progress("synthesize", finished, total)
     if failures and len(failures) == len(remaining):
         raise BuildError(
             f"synthesis failed for all {len(failures)} traversals; first error: {failures[0]}"
@@ -508,12 +517,19 @@ def load_knowledge_base(
     *,
     dim: int,
     tables_of: tuple[Catalog, Embedder] | None,
+    progress: Callable[[str, int, int], None] | None = None,
+    timings: dict[str, float] | None = None,
 ) -> tuple[int, int]:
     """Fill the build's collections from the base build and the journal; returns the number of
     question records and the number removed. `tables_of`: the catalog whose table documents to
     write, with their embedder (None: keep the base build's). Safe to redo from the start after
-    a crash."""
+    a crash. `progress` hears ("load", done, total) and ("tables", done, total); `timings` gets
+    the seconds of loading the questions ("load_questions") and the table documents
+    ("load_tables")."""
     from qdrant_client import models
+
+    started = time.perf_counter()
+    timings = {} if timings is None else timings
 
     questions = location.collection_name(QUESTIONS, build_id)
     tables = location.collection_name(TABLES, build_id)
@@ -554,6 +570,8 @@ def load_knowledge_base(
             )
             removed += client.count(questions, count_filter=selector, exact=True).count
             client.delete(questions, points_selector=models.FilterSelector(filter=selector))
+        total = journal.record_count()
+        loaded = 0
         for batch in journal.records(UPSERT_BATCH):
             client.upsert(
                 questions,
@@ -563,6 +581,11 @@ def load_knowledge_base(
                     payloads=[{**r.payload, "build_id": build_id} for r in batch],
                 ),
             )
+            loaded += len(batch)
+            if progress:
+                progress("load", loaded, total)
+        timings["load_questions"] = time.perf_counter() - started
+        started = time.perf_counter()
         if tables_of is None:
             assert base is not None
             if not location.embedded:  # embedded: the copied folder holds them already
@@ -570,6 +593,7 @@ def load_knowledge_base(
                     tables, **config.layout.create_options(dim, dot, questions=False)
                 )
                 _copy_points(client, location.collection_name(TABLES, base), tables)
+            timings["load_tables"] = time.perf_counter() - started
             return int(client.count(questions, exact=True).count), removed
         catalog, embedder = tables_of
         # Table documents are few (one per table): rebuilt whole, embeddings come from the cache.
@@ -598,6 +622,9 @@ def load_knowledge_base(
                     payloads=part,
                 ),
             )
+            if progress:
+                progress("tables", start + len(part), len(docs))
+        timings["load_tables"] = time.perf_counter() - started
         return int(client.count(questions, exact=True).count), removed
 
 

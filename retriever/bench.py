@@ -77,7 +77,7 @@ def ensure_index(
     *,
     chains: int = 3,
     iterations: int = 2,
-    progress: Callable[[int, int], None] | None = None,
+    progress: Callable[[str, int, int], None] | None = None,
 ) -> None:
     """Build the offline (template) knowledge base of `catalog` at `store`, or bring it up to
     date (nothing to do when it already is)."""

@@ -27,6 +27,7 @@ from schemagraph.errors import SchemaGraphError
 from schemagraph.sources import apply_overlay
 from schemarag.cli.bench_generation import register_bench_commands
 from schemarag.cli.common import add_output
+from schemarag.cli.index import progress_printer
 from schemarag.cli.retrieve import make_query_embedder
 from schemarag.settings import Settings
 
@@ -173,7 +174,7 @@ def cmd_recall(args: argparse.Namespace) -> int:
             dataset.catalog,
             folder,
             embedder,
-            progress=lambda d, t: print(f"index: {d}/{t} traversals", file=sys.stderr),
+            progress=progress_printer(),
         )
         store = str(folder)
         if args.examples is not None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import Any
+from collections.abc import Callable
 
 from indexer import (
     BuildConfig,
@@ -147,7 +147,7 @@ def cmd_build(args: argparse.Namespace) -> int:
             ),
             synthesizer_name=synthesizer.name,
             embedder=embedder,
-            progress=_progress_printer(),
+            progress=progress_printer(),
             usage=lambda: {
                 "provider_calls": counter.calls,
                 "cache_hits": cache.stats().hits if cache is not None else 0,
@@ -216,19 +216,30 @@ def cmd_status(args: argparse.Namespace) -> int:
     return 0
 
 
-def _progress_printer() -> Any:
-    tty = sys.stderr.isatty()
-    last = [-1]
+#: what each build stage counts, as the progress lines say it
+STAGES = {
+    "synthesize": ("synthesizing", "synthesized", "traversals"),
+    "load": ("loading", "loaded", "questions into the store"),
+    "tables": ("embedding", "embedded", "table documents"),
+}
 
-    def show(done: int, total: int) -> None:
+
+def progress_printer() -> Callable[[str, int, int], None]:
+    """Progress of every build stage on stderr: a bar on a terminal, a line per 10 % otherwise
+    (so a log shows that a long stage is moving)."""
+    tty = sys.stderr.isatty()
+    last: dict[str, int] = {}
+
+    def show(stage: str, done: int, total: int) -> None:
+        doing, did, what = STAGES.get(stage, (stage, stage, "items"))
         percent = 100 * done // max(total, 1)
         if tty:
             bar = "#" * (percent // 4)
-            print(f"\rsynthesizing [{bar:<25}] {done}/{total}", end="", file=sys.stderr)
+            print(f"\r{doing:<12} [{bar:<25}] {done}/{total}", end="", file=sys.stderr)
             if done >= total:
                 print(file=sys.stderr)
-        elif percent // 10 != last[0] // 10 or done >= total:
-            print(f"synthesized {done}/{total} traversals ({percent}%)", file=sys.stderr)
-        last[0] = percent
+        elif percent // 10 != last.get(stage, -1) // 10 or done >= total:
+            print(f"{did} {done}/{total} {what} ({percent}%)", file=sys.stderr)
+        last[stage] = percent
 
     return show

@@ -108,6 +108,27 @@ def test_full_build_report_contract_and_valid_records(catalog: Catalog, tmp_path
     assert status["build_id"] == location.current() and status["questions"] == len(stored)
 
 
+def test_every_stage_reports_progress_and_its_seconds(catalog: Catalog, tmp_path: Path) -> None:
+    heard: list[tuple[str, int, int]] = []
+    services = template_services()
+    services.progress = lambda stage, done, total: heard.append((stage, done, total))
+    report = build_index(catalog, StoreLocation.parse(tmp_path / "kb"), services, CONFIG)
+    by_stage: dict[str, list[tuple[int, int]]] = {}
+    for stage, done, total in heard:
+        by_stage.setdefault(stage, []).append((done, total))
+    assert list(by_stage) == ["synthesize", "load", "tables"]
+    ends = {stage: seen[-1] for stage, seen in by_stage.items()}
+    assert ends["synthesize"] == (report.traversals, report.traversals)
+    assert ends["load"] == (report.questions, report.questions)
+    assert ends["tables"] == (report.tables, report.tables)
+    for seen in by_stage.values():
+        assert [done for done, _ in seen] == sorted(done for done, _ in seen)
+    stages = {"plan", "synthesize", "embed_questions", "load_questions", "load_tables"}
+    assert stages <= report.timings.keys()
+    assert all(report.timings[k] >= 0 for k in stages)
+    assert sum(report.timings[k] for k in stages) <= report.seconds + 0.01
+
+
 def test_rebuilding_an_unchanged_catalog_is_instant_and_calls_no_provider(
     catalog: Catalog, tmp_path: Path
 ) -> None:
