@@ -14,7 +14,7 @@ from typing import Any
 
 from indexer.build import ChainRunner
 from indexer.feedback import LLMFeedback, RuleFeedback
-from indexer.icrl import run_icrl
+from indexer.icrl import ChainResult, run_icrl
 from indexer.llm_synthesizer import LLMSynthesizer
 from indexer.pairs import FeedbackProducer, QAPair, SynthesisRequest, Synthesizer
 from indexer.reward import reward
@@ -83,6 +83,7 @@ def make_chain_runner(
                 "reward_final": final.total,
                 "buckets_initial": {b.name: b.contribution for b in first.buckets},
                 "buckets_final": {b.name: b.contribution for b in final.buckets},
+                **_by_iteration(chain, iterations),
             }
             pair = chain.final
             check = validate(pair.sql)
@@ -114,6 +115,31 @@ def make_chain_runner(
         return records
 
     return run
+
+
+def _by_iteration(chain: ChainResult, iterations: int) -> dict[str, dict[str, float]]:
+    """Per ICRL iteration (0 = the initial attempt): the attempt made (a chain that stopped early
+    made none), whether it was valid, its reward, and the reward of the pair the chain keeps
+    after it (its best valid attempt so far, carried past an early stop; 0 while none is valid).
+    Summed over chains by the build report (`reward_by_iteration`)."""
+    out: dict[str, dict[str, float]] = {
+        "iter_attempts": {},
+        "iter_valid": {},
+        "iter_reward": {},
+        "iter_kept_reward": {},
+    }
+    kept = 0.0
+    for i in range(iterations + 1):
+        key = str(i)
+        if i < len(chain.rewards):
+            valid = chain.valid[i] if i < len(chain.valid) else True
+            out["iter_attempts"][key] = 1
+            out["iter_valid"][key] = int(valid)
+            out["iter_reward"][key] = chain.rewards[i]
+            if valid:
+                kept = max(kept, chain.rewards[i])
+        out["iter_kept_reward"][key] = kept
+    return out
 
 
 REPAIR_SYSTEM = (

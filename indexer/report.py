@@ -34,6 +34,9 @@ class BuildReport:
     reward_mean_final: float = 0.0
     reward_by_bucket_initial: dict[str, float] = field(default_factory=dict)
     reward_by_bucket_final: dict[str, float] = field(default_factory=dict)
+    #: per ICRL iteration (0 = initial): attempts made, the share of them that were valid SQL,
+    #: their mean reward, and the mean reward of the pairs kept after it (over all chains)
+    reward_by_iteration: list[dict[str, float]] = field(default_factory=list)
     operators: dict[str, int] = field(default_factory=dict)
     drop_reasons: dict[str, int] = field(default_factory=dict)
     provider_calls: int = 0
@@ -112,6 +115,7 @@ class BuildReport:
             reward_by_bucket_final={
                 k: round(v / chains, 3) for k, v in sorted(totals.get("buckets_final", {}).items())
             },
+            reward_by_iteration=_by_iteration(totals, chains),
             operators=dict(sorted(totals.get("operators", {}).items(), key=lambda kv: -kv[1])),
             drop_reasons=dict(totals.get("drop_reasons", {})),
             timings={k: round(v, 3) for k, v in timings.items()},
@@ -147,6 +151,13 @@ class BuildReport:
                 for k, v in self.reward_by_bucket_final.items()
             )
             out.append(f"  reward by bucket: {buckets}")
+        if len(self.reward_by_iteration) > 1:
+            steps = ", ".join(
+                f"{int(it['iteration'])}: {it['kept_reward_mean']:.2f} "
+                f"({int(it['attempts'])} attempts, {100 * it['valid_share']:.0f} % valid)"
+                for it in self.reward_by_iteration
+            )
+            out.append(f"  reward kept after each iteration: {steps}")
         if self.operators:
             top = ", ".join(f"{k} {v}" for k, v in list(self.operators.items())[:12])
             out.append(f"  operators in final SQL: {top}")
@@ -194,3 +205,22 @@ class BuildReport:
                 "remove them with `schemarag index remove-examples`)"
             )
         return out
+
+
+def _by_iteration(totals: dict[str, Any], chains: int) -> list[dict[str, float]]:
+    attempts = totals.get("iter_attempts", {})
+    rows = []
+    for key in sorted(totals.get("iter_kept_reward", {}), key=int):
+        made = attempts.get(key, 0)
+        rows.append(
+            {
+                "iteration": int(key),
+                "attempts": made,
+                "valid_share": round(totals["iter_valid"].get(key, 0) / made, 3) if made else 0.0,
+                "reward_mean": round(totals["iter_reward"].get(key, 0.0) / made, 3)
+                if made
+                else 0.0,
+                "kept_reward_mean": round(totals["iter_kept_reward"][key] / chains, 3),
+            }
+        )
+    return rows

@@ -97,6 +97,12 @@ def test_full_build_report_contract_and_valid_records(catalog: Catalog, tmp_path
     stored = points(location)
     assert report["questions"] == len(stored) > 100
     assert report["reward_mean_final"] > report["reward_mean_initial"]
+    steps = report["reward_by_iteration"]  # CONFIG: 1 ICRL iteration after the initial attempt
+    assert [s["iteration"] for s in steps] == [0, 1]
+    assert steps[0]["kept_reward_mean"] == pytest.approx(report["reward_mean_initial"], abs=1e-3)
+    assert steps[1]["kept_reward_mean"] == pytest.approx(report["reward_mean_final"], abs=1e-3)
+    assert steps[0]["attempts"] >= steps[1]["attempts"] > 0  # chains may stop early
+    assert steps[0]["valid_share"] == 1.0  # the template writes valid SQL
     for payload in list(stored.values())[:60]:
         db = catalog.database(payload["db_id"])
         check = validate_sql(db, payload["sql"])
