@@ -76,6 +76,28 @@ def test_the_prompt_holds_schema_rows_previous_questions_and_feedback(
     assert "CREATE TABLE Dorm" not in prompt  # only the traversal's tables
 
 
+def test_the_prompts_hold_no_example_a_small_model_could_copy(
+    request_: SynthesisRequest,
+) -> None:
+    """Qwen2.5-Coder-0.5B answered every pets_1 traversal with the system prompt's example
+    ("Which countries have more than 3 car makers?", SQL over a `CarMakers` table): the
+    prompts speak of the schema they show and of nothing else."""
+    llm = ScriptedLLM(json.dumps([GOOD]))
+    LLMSynthesizer(llm).synthesize(request_)
+    (call,) = llm.calls
+    text = (call.system + call.messages[-1].content).lower()
+    assert "car" not in text.split() and "maker" not in text and "countries" not in text
+
+
+def test_a_reply_is_capped_by_the_pairs_it_holds(request_: SynthesisRequest) -> None:
+    """A looping reply stops after a few hundred tokens per pair, not at 2,048."""
+    llm = ScriptedLLM(json.dumps([GOOD, OTHER]))
+    LLMSynthesizer(llm, tokens_per_pair=300).synthesize(request_)  # count=2
+    assert llm.calls[0].max_tokens == 700
+    LLMSynthesizer(llm, max_tokens=500).synthesize(request_)
+    assert llm.calls[1].max_tokens == 500
+
+
 def test_bad_items_are_dropped(request_: SynthesisRequest) -> None:
     reply = json.dumps(
         [
