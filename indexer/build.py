@@ -25,12 +25,14 @@ import logging
 import shutil
 import time
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 from indexer.errors import BuildError
 from indexer.example_records import (
@@ -45,6 +47,7 @@ from indexer.example_store import ExampleStore
 from indexer.journal import Journal, JournalRecord
 from indexer.knowledge import table_document
 from indexer.report import BuildReport
+from indexer.snapshot import QUESTION_FIELDS, write_snapshot
 from indexer.store import QUESTIONS, TABLES, StoreLocation, build_lock, copy_build, open_client
 from providers import Embedder
 from schemagraph import (
@@ -594,6 +597,7 @@ def load_knowledge_base(
                 )
                 _copy_points(client, location.collection_name(TABLES, base), tables)
             timings["load_tables"] = time.perf_counter() - started
+            _write_snapshot(client, location, build_id, questions, tables, dim, timings)
             return int(client.count(questions, exact=True).count), removed
         catalog, embedder = tables_of
         # Table documents are few (one per table): rebuilt whole, embeddings come from the cache.
@@ -625,7 +629,53 @@ def load_knowledge_base(
             if progress:
                 progress("tables", start + len(part), len(docs))
         timings["load_tables"] = time.perf_counter() - started
+        _write_snapshot(client, location, build_id, questions, tables, dim, timings)
         return int(client.count(questions, exact=True).count), removed
+
+
+def _write_snapshot(
+    client: Any,
+    location: StoreLocation,
+    build_id: str,
+    questions: str,
+    tables: str,
+    dim: int,
+    timings: dict[str, float],
+) -> None:
+    """Embedded stores: the build's collections as flat files for readers (`indexer.snapshot`)."""
+    if not location.embedded:
+        return
+    started = time.perf_counter()
+
+    def points(collection: str, fields: Sequence[str] | None) -> Iterator[tuple[Any, Any]]:
+        offset = None
+        while True:
+            batch, offset = client.scroll(
+                collection,
+                limit=1024,
+                offset=offset,
+                with_vectors=True,
+                with_payload=list(fields) if fields else True,
+            )
+            for point in batch:
+                vector = np.asarray(point.vector, dtype=np.float32)
+                norm = float(np.linalg.norm(vector))
+                yield (vector / norm if norm > 0 else vector), point.payload or {}
+            if offset is None:
+                return
+
+    write_snapshot(
+        location.build_dir(build_id),
+        {
+            QUESTIONS: (
+                client.count(questions, exact=True).count,
+                points(questions, QUESTION_FIELDS),
+            ),
+            TABLES: (client.count(tables, exact=True).count, points(tables, None)),
+        },
+        dim,
+    )
+    timings["snapshot"] = time.perf_counter() - started
 
 
 def _fast_local_writes(client: Any, collection: str) -> None:

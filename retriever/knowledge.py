@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from indexer.snapshot import read_snapshot
 from indexer.store import QUESTIONS, TABLES, StoreLocation
 from retriever.errors import StoreNotReadyError
 from retriever.question_index import InMemoryQuestions, QuestionHit, hit_from_payload
@@ -98,6 +99,11 @@ class KnowledgeBase:
                 f"{where}: the index was built with embedder {built_with!r}, not "
                 f"{embedder_name!r}; use the same embedder or rebuild"
             )
+        if location.embedded and in_memory is not False:
+            kb = cls._from_snapshot(location, build_id, manifest, where)
+            if kb is not None:
+                log.info("opened knowledge base %s build %s from its snapshot", where, build_id)
+                return kb
         if location.embedded:
             folder = location.build_dir(build_id) / "qdrant"
             if not folder.is_dir():
@@ -132,12 +138,38 @@ class KnowledgeBase:
         )
         return kb
 
+    @classmethod
+    def _from_snapshot(
+        cls, location: StoreLocation, build_id: str, manifest: dict[str, Any], where: str
+    ) -> KnowledgeBase | None:
+        """The build read from its snapshot files, without opening Qdrant; None when the build
+        has none (built before snapshots existed)."""
+        build_dir = location.build_dir(build_id)
+        questions = read_snapshot(build_dir, QUESTIONS)
+        tables = read_snapshot(build_dir, TABLES)
+        if questions is None or tables is None:
+            return None
+        kb = cls(
+            None,
+            location.collection_name(QUESTIONS, build_id),
+            location.collection_name(TABLES, build_id),
+            manifest,
+            where,
+        )
+        kb._tables = _table_entries(*tables)
+        vectors, payloads = questions
+        kb._memory = InMemoryQuestions(
+            (((), p) for p in payloads), vectors.shape[1], unit_vectors=vectors
+        )
+        return kb
+
     @property
     def embedder_name(self) -> str:
         return str(self.manifest.get("embedder", ""))
 
     def close(self) -> None:
-        self.client.close()
+        if self.client is not None:
+            self.client.close()
 
     def table_entries(self) -> tuple[list[TableEntry], npt.NDArray[np.float32]]:
         """Every table point: entries (in a stable order) and their vectors, row-aligned."""
@@ -145,11 +177,11 @@ class KnowledgeBase:
 
     def _read_tables(self) -> tuple[list[TableEntry], npt.NDArray[np.float32]]:
         points = list(self._scroll(self.tables_collection, with_vectors=True))
-        points.sort(key=lambda p: (str(p.payload["db_id"]).casefold(), str(p.payload["table"])))
-        entries = [TableEntry.from_payload(p.payload) for p in points]
         if not points:
-            return entries, np.zeros((0, int(self.manifest.get("dim", 1))), dtype=np.float32)
-        return entries, np.asarray([p.vector for p in points], dtype=np.float32)
+            dim = int(self.manifest.get("dim", 1))
+            return [], np.zeros((0, dim), dtype=np.float32)
+        vectors = np.asarray([p.vector for p in points], dtype=np.float32)
+        return _table_entries(vectors, [p.payload for p in points])
 
     def question_count(self) -> int:
         if self._memory is not None:
@@ -235,3 +267,15 @@ def _open_folder(folder: Path, lock_wait_s: float) -> Any:
             if time.monotonic() >= deadline:
                 raise StoreNotReadyError(f"{folder}: cannot open: {exc}") from None
             time.sleep(0.2)
+
+
+def _table_entries(
+    vectors: npt.NDArray[np.float32], payloads: Sequence[dict[str, Any]]
+) -> tuple[list[TableEntry], npt.NDArray[np.float32]]:
+    """Table entries in a stable order (database, then table) with their vectors, row-aligned."""
+    order = sorted(
+        range(len(payloads)),
+        key=lambda i: (str(payloads[i]["db_id"]).casefold(), str(payloads[i]["table"])),
+    )
+    entries = [TableEntry.from_payload(payloads[i]) for i in order]
+    return entries, np.asarray(vectors[order], dtype=np.float32)

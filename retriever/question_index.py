@@ -8,7 +8,8 @@ product and a partial sort (~0.3 ms), and a filtered one touches only that datab
 Scores are cosines, as Qdrant's for the DOT (unit vectors) and COSINE collections alike.
 
 Memory: 4 bytes x dimension per question (1.5 KB with MiniLM; 1.5 GB for a million), plus the
-payload strings. Past a few million questions, serve from a Qdrant server instead.
+payload strings; read from a build's snapshot (`indexer.snapshot`) the matrix is mapped from
+disk, so server workers share it. Past a few million questions, serve from a Qdrant server.
 """
 
 from __future__ import annotations
@@ -51,17 +52,35 @@ def hit_from_payload(score: float, payload: Mapping[str, Any] | None) -> Questio
 class InMemoryQuestions:
     """Exact nearest-neighbour search over (vector, payload) points."""
 
-    def __init__(self, points: Iterable[tuple[Sequence[float], Mapping[str, Any]]], dim: int):
+    def __init__(
+        self,
+        points: Iterable[tuple[Sequence[float], Mapping[str, Any]]],
+        dim: int,
+        *,
+        unit_vectors: npt.NDArray[np.float32] | None = None,
+    ):
+        """`points`: (vector, payload) pairs. With `unit_vectors` (rows of unit length, e.g.
+        a build's snapshot mapped from disk) the points' vectors are ignored (give them as
+        empty sequences) and the matrix is used as it is, not copied."""
         vectors: list[Sequence[float]] = []
+        self._vectors: npt.NDArray[np.floating[Any]]
         self._records: list[tuple[str, tuple[str, ...], str, str, str]] = []
         self._synthesizers: list[str] = []
         for vector, payload in points:
             vectors.append(vector)
             self._records.append(hit_from_payload(0.0, payload)[1:])
             self._synthesizers.append(str(payload.get("synthesizer", "")))
-        matrix = np.asarray(vectors, dtype=np.float32).reshape(len(vectors), dim)
-        norms = np.linalg.norm(matrix, axis=1, keepdims=True)
-        self._vectors = matrix / np.where(norms == 0, 1.0, norms)
+        if unit_vectors is not None:
+            if unit_vectors.shape != (len(self._records), dim):
+                raise ValueError(
+                    f"unit_vectors has shape {unit_vectors.shape}, expected "
+                    f"({len(self._records)}, {dim})"
+                )
+            self._vectors = unit_vectors
+        else:
+            matrix = np.asarray(vectors, dtype=np.float32).reshape(len(vectors), dim)
+            norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+            self._vectors = matrix / np.where(norms == 0, 1.0, norms)
         rows: dict[str, list[int]] = {}
         for i, record in enumerate(self._records):
             rows.setdefault(record[0], []).append(i)

@@ -83,7 +83,13 @@ class RetrievalResult:
                     "db_id": db.db_id,
                     "score": db.score,
                     "tables": [
-                        {"name": t.name, "score": t.score, "chosen": t.chosen, "bridge": t.bridge}
+                        {
+                            "name": t.name,
+                            "score": t.score,
+                            "chosen": t.chosen,
+                            "bridge": t.bridge,
+                            "family": dict(t.family) if t.family is not None else None,
+                        }
                         for t in db.tables
                     ],
                 }

@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 from qdrant_client import QdrantClient
 
@@ -352,3 +353,44 @@ def test_llm_build_reruns_from_the_cache_with_zero_provider_calls(
         again = CallCounter()
         build_index(small, StoreLocation.parse(tmp_path / "b"), services(cache, again), CONFIG)
         assert again.calls == 0
+
+
+def test_an_embedded_build_is_read_from_its_snapshot_without_opening_qdrant(
+    catalog: Catalog, tmp_path: Path
+) -> None:
+    """The build writes its collections as flat files (`indexer.snapshot`); a reader loads
+    those, never the Qdrant folder, and finds what Qdrant's own search finds."""
+    import shutil
+
+    from retriever import KnowledgeBase
+
+    location = StoreLocation.parse(tmp_path / "kb")
+    report = build_index(catalog, location, template_services(), CONFIG)
+    build = location.build_dir(location.current() or "")
+    assert (build / "snapshot" / "questions.npy").is_file()
+    fast = KnowledgeBase.open(location)
+    slow = KnowledgeBase.open(location, in_memory=False)
+    try:
+        assert fast.client is None and fast.question_count() == report.questions
+        assert slow.client is not None
+        fast_entries, fast_vectors = fast.table_entries()
+        slow_entries, slow_vectors = slow.table_entries()
+        assert fast_entries == slow_entries
+        np.testing.assert_allclose(fast_vectors, slow_vectors, atol=1e-6)
+        embedder = HashingEmbedder(256)
+        for question in ("How many pets are older than 3?", "singers from France"):
+            vector = embedder.embed_query(question)
+            ours, theirs = fast.search_questions(vector, 8), slow.search_questions(vector, 8)
+            assert [(h.db_id, h.question) for h in ours] == [(h.db_id, h.question) for h in theirs]
+            np.testing.assert_allclose(
+                [h.score for h in ours], [h.score for h in theirs], atol=1e-5
+            )
+    finally:
+        fast.close()
+        slow.close()
+    shutil.rmtree(build / "snapshot")  # a build from before snapshots: read through Qdrant
+    older = KnowledgeBase.open(location)
+    try:
+        assert older.in_memory and older.question_count() == report.questions
+    finally:
+        older.close()
