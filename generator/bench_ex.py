@@ -23,7 +23,6 @@ provider errors, the prompt cannot fit) counts as a wrong prediction and is repo
 from __future__ import annotations
 
 import logging
-import random
 import time
 from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
@@ -35,7 +34,7 @@ from generator.errors import GeneratorConfigError, GeneratorError
 from generator.service import GenerateRequest, SchemaRetriever, generate
 from generator.strategies import GenerationConfig, GenerationResult, Models, generate_sql
 from providers import Price, ProviderError, UsageMeter
-from retriever.datasets import BenchDataset, BenchQuestion
+from retriever.datasets import BenchDataset, BenchQuestion, stratified_sample
 from schemagraph.model import fold
 from schemagraph.sql import EvalCase, EvalOptions, evaluate_cases
 
@@ -95,31 +94,6 @@ def run_ex_bench(
         )
         report["settings"][setting]["seconds"] = round(time.perf_counter() - started, 1)
     return report
-
-
-def stratified_sample(
-    questions: Sequence[BenchQuestion], size: int, seed: int
-) -> list[BenchQuestion]:
-    """`size` questions drawn without replacement, each hardness level in proportion to its
-    share (largest remainders), shuffled per level by `random.Random(seed)`; in file order."""
-    if size < 1:
-        raise GeneratorConfigError(f"the sample size must be >= 1, got {size}")
-    levels: dict[str, list[int]] = defaultdict(list)
-    for i, question in enumerate(questions):
-        levels[question.hardness or "unknown"].append(i)
-    size = min(size, len(questions))
-    exact = {level: size * len(ids) / len(questions) for level, ids in levels.items()}
-    counts = {level: int(share) for level, share in exact.items()}
-    by_remainder = sorted(exact, key=lambda level: (counts[level] - exact[level], level))
-    for level in by_remainder[: size - sum(counts.values())]:
-        counts[level] += 1
-    rng = random.Random(seed)
-    chosen: list[int] = []
-    for level in sorted(levels):
-        ids = list(levels[level])
-        rng.shuffle(ids)
-        chosen.extend(ids[: counts[level]])
-    return [questions[i] for i in sorted(chosen)]
 
 
 def _run_setting(

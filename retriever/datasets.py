@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import json
 import logging
+import random
+from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -164,3 +166,28 @@ def _read_json_list(path: Path) -> list[dict[str, Any]]:
     if not isinstance(data, list) or not all(isinstance(r, dict) for r in data):
         raise BenchmarkDataError(f"{path}: expected a JSON list of objects")
     return data
+
+
+def stratified_sample(
+    questions: Sequence[BenchQuestion], size: int, seed: int
+) -> list[BenchQuestion]:
+    """`size` questions drawn without replacement, each hardness level in proportion to its
+    share (largest remainders), shuffled per level by `random.Random(seed)`; in file order."""
+    if size < 1:
+        raise BenchmarkDataError(f"the sample size must be >= 1, got {size}")
+    levels: dict[str, list[int]] = defaultdict(list)
+    for i, question in enumerate(questions):
+        levels[question.hardness or "unknown"].append(i)
+    size = min(size, len(questions))
+    exact = {level: size * len(ids) / len(questions) for level, ids in levels.items()}
+    counts = {level: int(share) for level, share in exact.items()}
+    by_remainder = sorted(exact, key=lambda level: (counts[level] - exact[level], level))
+    for level in by_remainder[: size - sum(counts.values())]:
+        counts[level] += 1
+    rng = random.Random(seed)
+    chosen: list[int] = []
+    for level in sorted(levels):
+        ids = list(levels[level])
+        rng.shuffle(ids)
+        chosen.extend(ids[: counts[level]])
+    return [questions[i] for i in sorted(chosen)]

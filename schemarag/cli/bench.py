@@ -22,7 +22,7 @@ from retriever.bench import (
     run_recall,
     table_lines,
 )
-from retriever.datasets import BenchDataset
+from retriever.datasets import BenchDataset, stratified_sample
 from schemagraph.errors import SchemaGraphError
 from schemagraph.sources import apply_overlay
 from schemarag.cli.bench_generation import register_bench_commands
@@ -80,6 +80,21 @@ def register(sub: argparse._SubParsersAction) -> None:
         "to an evaluated question stops the benchmark",
     )
     recall.add_argument("--limit", type=int, default=None, help="evaluate the first N questions")
+    recall.add_argument(
+        "--sample",
+        type=int,
+        default=None,
+        metavar="N",
+        help="evaluate N questions stratified by hardness, drawn with --seed (their positions "
+        "among the questions read go into the report)",
+    )
+    recall.add_argument("--seed", type=int, default=0, help="seed of --sample (default 0)")
+    recall.add_argument(
+        "--pool",
+        default=None,
+        metavar="LLM",
+        help="LLM spec for schema pooling on top of schemarag's ranking (e.g. llamacpp:M.gguf)",
+    )
     add_output(recall, "--json", metavar="OUT", help="write the report as JSON")
     recall.add_argument(
         "--per-question",
@@ -145,6 +160,8 @@ def cmd_recall(args: argparse.Namespace) -> int:
         )
     if args.limit is not None and args.limit < 1:
         raise BenchmarkDataError(f"--limit must be >= 1, got {args.limit}")
+    if args.limit is not None and args.sample is not None:
+        raise BenchmarkDataError("--limit and --sample choose the questions two ways; give one")
     if args.examples is not None:
         read_examples(args.examples)  # an unreadable file stops here, before any work
     if args.tables is not None:
@@ -159,6 +176,12 @@ def cmd_recall(args: argparse.Namespace) -> int:
         dataset = load_dataset(args.dataset, spider_dir(args.data))
     if args.docs:
         dataset = with_docs(dataset, args.docs)
+    question_ids = None
+    if args.sample is not None:
+        chosen = stratified_sample(dataset.questions, args.sample, args.seed)
+        positions = {id(q): i for i, q in enumerate(dataset.questions)}
+        question_ids = [positions[id(q)] for q in chosen]
+        dataset = replace(dataset, questions=tuple(chosen))
     settings = Settings.from_env()
     embedder = make_query_embedder(settings, args.embedder)
     store = args.store
@@ -190,7 +213,8 @@ def cmd_recall(args: argparse.Namespace) -> int:
                 file=sys.stderr,
             )
             store = str(with_examples)
-    with Retriever.open(store, embedder) as retriever:
+    pool_llm = settings.llm(args.pool) if args.pool else None
+    with Retriever.open(store, embedder, pool_llm=pool_llm) as retriever:
         report = run_recall(
             dataset,
             retriever,
@@ -201,6 +225,11 @@ def cmd_recall(args: argparse.Namespace) -> int:
         )
     if added is not None:
         report["user_examples"] = added
+    if question_ids is not None:
+        report["sample"] = {"size": args.sample, "seed": args.seed}
+        report["question_ids"] = question_ids
+    if pool_llm is not None:
+        report["pool"] = pool_llm.name
     for line in table_lines(report):
         print(line)
     if args.json:

@@ -1,4 +1,5 @@
-"""`bench_ex.stratified_sample`: the subset of a benchmark that `bench ex --sample` runs."""
+"""`stratified_sample`: the subset of a benchmark that `bench ex --sample` and `bench recall
+--sample` run."""
 
 from __future__ import annotations
 
@@ -8,9 +9,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from generator.bench_ex import stratified_sample
-from generator.errors import GeneratorConfigError
-from retriever.datasets import BenchQuestion
+from retriever.datasets import BenchQuestion, stratified_sample
+from retriever.errors import BenchmarkDataError
 
 LEVELS = ("easy", "medium", "hard", "extra", None)
 
@@ -46,5 +46,5 @@ def test_different_seeds_draw_different_questions() -> None:
 
 
 def test_a_sample_size_below_one_is_refused() -> None:
-    with pytest.raises(GeneratorConfigError, match="sample size"):
+    with pytest.raises(BenchmarkDataError, match="sample size"):
         stratified_sample(_questions(["easy"]), 0, 0)

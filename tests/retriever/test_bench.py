@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -179,6 +180,42 @@ def test_bench_recall_cli_writes_the_json_contract_and_a_plot(
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
+def test_bench_recall_samples_by_hardness_and_pools_with_an_llm(
+    tmp_path: Path, sample_dir: Path, sample_catalog: Catalog, embedder: HashingEmbedder
+) -> None:
+    """--sample N --seed S evaluates N questions and names them; --pool LLM lets the model
+    reorder schemarag's five best candidates (here a model that always lists every database in
+    one fixed order) and leaves the rest of the ranking as it was."""
+    store = write_store(tmp_path / "kb", sample_catalog, embedder, RECORDS)
+    questions = tmp_path / "q.json"
+    questions.write_text(json.dumps(QUESTIONS))
+    order = sorted((db.id for db in sample_catalog), reverse=True)
+    reply = json.dumps({"databases": [{"db_id": d, "tables": []} for d in order]})
+
+    def run(*extra: str) -> dict[str, Any]:
+        out = tmp_path / f"recall{len(extra)}.json"
+        code = main(
+            [
+                "bench", "recall", "--tables", str(sample_dir / "tables.json"),
+                "--questions", str(questions), "--store", str(store), "--embedder", embedder.name,
+                "--json", str(out), "--sample", "3", "--seed", "1", "--per-question", *extra,
+            ]
+        )  # fmt: skip
+        assert code == 0
+        return dict(json.loads(out.read_text()))
+
+    plain, pooled = run(), run("--pool", f"scripted:{reply}")
+    assert plain["questions"] == 3 and plain["sample"] == {"size": 3, "seed": 1}
+    ids = plain["question_ids"]
+    assert ids == pooled["question_ids"] and len(set(ids)) == 3
+    assert [r["question"] for r in plain["per_question"]] == [QUESTIONS[i]["question"] for i in ids]
+    assert pooled["pool"].startswith("scripted") and "pool" not in plain
+    for before, after in zip(plain["per_question"], pooled["per_question"], strict=True):
+        ranked = before["rankings"]["schemarag"]["databases"]
+        expected = sorted(ranked[:5], key=order.index) + ranked[5:]
+        assert after["rankings"]["schemarag"]["databases"] == expected
+
+
 def test_plot_needs_only_the_report(tmp_path: Path) -> None:
     curve = {"k": [1.0, 2.0], "db_R": [50.0, 100.0], "tab_R": [40.0, 80.0]}
     report = {"dataset": "x", "questions": 2, "databases": 3, "curves": {"m": curve}}
@@ -188,7 +225,11 @@ def test_plot_needs_only_the_report(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(
     ("extra", "words"),
-    [(["--dialect", "nosuch"], "no dialect 'nosuch'"), (["--per-question"], "add --json")],
+    [
+        (["--dialect", "nosuch"], "no dialect 'nosuch'"),
+        (["--per-question"], "add --json"),
+        (["--limit", "2", "--sample", "3"], "give one"),
+    ],
 )
 def test_bench_recall_flags_are_checked_first(
     extra: list[str],
