@@ -52,7 +52,6 @@ def make_chain_runner(
     iterations: int,
     execute_sql: bool = True,
     repair_llm: LLM | None = None,
-    attempts: bool = False,
 ) -> ChainRunner:
     def run(
         db: Database, traversal: Traversal, sample: DatabaseSample | None, seed: int
@@ -113,23 +112,6 @@ def make_chain_runner(
                     "stats": stats,
                 }
             )
-            if attempts:  # the chain's other valid attempts, simpler questions on the way
-                for i, attempt in enumerate(chain.attempts):
-                    key = " ".join(attempt.question.lower().split())
-                    if i == chain.iteration or key in seen or not validate(attempt.sql).ok:
-                        continue
-                    seen.add(key)
-                    records.append(
-                        {
-                            "question": attempt.question,
-                            "sql": attempt.sql,
-                            "tables": list(validate(attempt.sql).tables),
-                            "reward": chain.rewards[i],
-                            "rewards": list(chain.rewards),
-                            "iteration": i,
-                            "stats": {},
-                        }
-                    )
         return records
 
     return run

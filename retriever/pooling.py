@@ -24,9 +24,12 @@ def pooling_prompt(
     parts = [f"Question: {question}", "", "Candidate databases:"]
     for db in candidates:
         parts.append(f"## {db.db_id}\n{schemas.get(db.db_id, '')}")
+    # No "empty list when none fits" here: Qwen2.5-Coder-0.5B answered `[]` to every question
+    # given that way out, which keeps the ranking as it was at the cost of a model call.
     parts.append(
-        'Answer as {"databases": [{"db_id": "...", "tables": ["..."]}]}, best first; '
-        "an empty list when none fits."
+        "Which of these databases can answer the question? Reply with JSON only: "
+        '{"databases": [{"db_id": "<one of the names after ##>", "tables": ["<its tables the '
+        'question needs>"]}]}, the best database first.'
     )
     return "\n".join(parts)
 
@@ -47,9 +50,10 @@ def pool(
             db = known.get(db_id.casefold())
             if db is None:
                 continue
-            names = {t.name.casefold(): t.name for t in db.tables}
+            names = {_name_key(t.name): t.name for t in db.tables}
             tables = item.get("tables", []) if isinstance(item, dict) else []
-            out.append((db.db_id, [names[t.casefold()] for t in tables if t.casefold() in names]))
+            picked = (names.get(_name_key(str(t))) for t in tables)
+            out.append((db.db_id, list(dict.fromkeys(n for n in picked if n is not None))))
         return out
 
     prompt = pooling_prompt(question, candidates, schemas)
@@ -58,3 +62,9 @@ def pool(
     )
     log.debug("pooling chose %s", chosen)
     return chosen
+
+
+def _name_key(name: str) -> str:
+    """A table name as a model may write it back: the schemas show humanized names
+    (`model list` for `model_list`), so case, spaces and underscores do not count."""
+    return "".join(name.replace("_", " ").split()).casefold()

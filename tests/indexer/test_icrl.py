@@ -204,26 +204,3 @@ def test_icrl_with_a_scripted_llm_as_synthesizer_and_critic(catalog: Catalog) ->
     last = synth_calls[-1].messages[-1].content
     assert "Group the singers and keep large groups." in last
     assert SIMPLE.question in last and GROUPED.question in last
-
-
-def test_a_runner_that_keeps_attempts_indexes_every_valid_distinct_one(
-    singer: SynthesisRequest,
-) -> None:
-    """attempts=True: besides the kept pair, the chain's earlier valid attempts become records
-    (with their own iteration and reward), never an invalid one, never a repeated question,
-    and the chain's statistics are counted once."""
-    from indexer.chains import make_chain_runner
-
-    def runner(attempts: bool) -> list[dict[str, object]]:
-        script = Sequence([SIMPLE], [BROKEN, GROUPED, SIMPLE])
-        run = make_chain_runner(script, Fixed(), chains=1, iterations=3, attempts=attempts)
-        return run(singer.db, singer.traversal, None, 0)
-
-    kept_only, every = runner(False), runner(True)
-    assert [r["question"] for r in kept_only] == [GROUPED.question]
-    assert [(r["question"], r["iteration"]) for r in every] == [
-        (GROUPED.question, 2),
-        (SIMPLE.question, 0),
-    ]
-    assert every[1]["reward"] == reward(SIMPLE.sql).total
-    assert every[0]["stats"] == kept_only[0]["stats"] and every[1]["stats"] == {}
