@@ -286,7 +286,6 @@ def _build(
             )
             timings["user_examples"] = time.perf_counter() - t0
 
-        t0 = time.perf_counter()
         question_count, removed = load_knowledge_base(
             location,
             build_id,

@@ -3,8 +3,10 @@
 The table collection is small (one point per table) and is read whole when a retriever opens.
 The question collection is searched per query: through Qdrant (`query_points`) for a server
 store, and by default from memory for an embedded one (`retriever.question_index`: the same
-exact search without qdrant-client's per-point Python filters). An in-memory knowledge base
-closes its Qdrant client once loaded, so it holds no lock on the build's folder.
+exact search without qdrant-client's per-point Python filters), read from the build's snapshot
+files (`indexer.snapshot`) without opening Qdrant at all, or, for builds made before snapshots,
+from the Qdrant folder, whose client is closed once loaded: either way an in-memory knowledge
+base holds no lock on the build's folder.
 `in_memory=False` searches an embedded store through Qdrant as well.
 """
 
