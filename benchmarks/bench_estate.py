@@ -282,6 +282,8 @@ def plot(results: list[dict[str, Any]], out: Path) -> None:
         else:
             ax.plot(ns, values, marker="o")
         ax.set_xscale("log")
+        ax.minorticks_off()
+        ax.set_xticks(ns, [f"{n:,}" for n in ns])
         ax.set_title(title, fontsize=10)
         ax.set_xlabel("databases (N)")
         ax.grid(alpha=0.3)
