@@ -12,6 +12,9 @@ from retriever.result import RankedDatabase
 
 log = logging.getLogger(__name__)
 
+#: a reply names at most a handful of databases
+MAX_TOKENS = 200
+
 SYSTEM = (
     "You route questions to databases. Given a question and candidate database schemas, pick "
     "the databases that can answer the question, best first, and for each the tables needed."
@@ -26,10 +29,11 @@ def pooling_prompt(
         parts.append(f"## {db.db_id}\n{schemas.get(db.db_id, '')}")
     # No "empty list when none fits" here: Qwen2.5-Coder-0.5B answered `[]` to every question
     # given that way out, which keeps the ranking as it was at the cost of a model call.
+    # Database names only: asked for each database's tables too, the 0.5B listed "concert",
+    # "singer", ... until it ran out of tokens, and the ranking only uses the order.
     parts.append(
         "Which of these databases can answer the question? Reply with JSON only: "
-        '{"databases": [{"db_id": "<one of the names after ##>", "tables": ["<its tables the '
-        'question needs>"]}]}, the best database first.'
+        '{"databases": ["<one of the names after ##>", ...]}, the best database first.'
     )
     return "\n".join(parts)
 
@@ -58,7 +62,7 @@ def pool(
 
     prompt = pooling_prompt(question, candidates, schemas)
     chosen: list[tuple[str, list[str]]] = complete_json(
-        llm, SYSTEM, [Message.user(prompt)], validate=validate
+        llm, SYSTEM, [Message.user(prompt)], validate=validate, max_tokens=MAX_TOKENS
     )
     log.debug("pooling chose %s", chosen)
     return chosen

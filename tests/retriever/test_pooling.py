@@ -48,3 +48,13 @@ def test_tables_written_back_humanized_are_matched_once_each() -> None:
         ("car_1", ["model_list", "car_names", "cars_data", "car_makers", "countries"]),
         ("pilot_record", ["aircraft", "pilot", "pilot_record"]),
     ]
+
+
+def test_the_model_names_databases_only_in_a_short_reply() -> None:
+    """Asked for each database's tables too, the 0.5B repeated "concert", "singer", ... until
+    its tokens ran out (no JSON left to parse); the ranking uses only the order anyway."""
+    prompt = pooling_prompt(QUESTION, CANDIDATES, {})
+    assert "tables" not in prompt.splitlines()[-1]
+    llm = ScriptedLLM('{"databases": ["pilot_record", "car_1"]}')
+    assert pool(llm, QUESTION, CANDIDATES, {}) == [("pilot_record", []), ("car_1", [])]
+    assert llm.calls[0].max_tokens == 200
