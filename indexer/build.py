@@ -647,21 +647,11 @@ def _write_snapshot(
     started = time.perf_counter()
 
     def points(collection: str, fields: Sequence[str] | None) -> Iterator[tuple[Any, Any]]:
-        offset = None
-        while True:
-            batch, offset = client.scroll(
-                collection,
-                limit=1024,
-                offset=offset,
-                with_vectors=True,
-                with_payload=list(fields) if fields else True,
-            )
+        for batch in _scroll_batches(client, collection, fields):
             for point in batch:
                 vector = np.asarray(point.vector, dtype=np.float32)
                 norm = float(np.linalg.norm(vector))
                 yield (vector / norm if norm > 0 else vector), point.payload or {}
-            if offset is None:
-                return
 
     write_snapshot(
         location.build_dir(build_id),
@@ -692,20 +682,33 @@ def _fast_local_writes(client: Any, collection: str) -> None:
 
 
 def _copy_points(client: Any, source: str, target: str) -> None:
+    from qdrant_client import models
+
+    for points in _scroll_batches(client, source):
+        client.upsert(
+            target,
+            points=[
+                models.PointStruct(id=p.id, vector=p.vector, payload=p.payload) for p in points
+            ],
+        )
+
+
+def _scroll_batches(
+    client: Any, collection: str, fields: Sequence[str] | None = None
+) -> Iterator[list[Any]]:
+    """Every point of `collection` with its vector and its payload (only `fields`, if given),
+    a batch at a time."""
     offset = None
     while True:
         points, offset = client.scroll(
-            source, limit=512, offset=offset, with_vectors=True, with_payload=True
+            collection,
+            limit=512,
+            offset=offset,
+            with_vectors=True,
+            with_payload=list(fields) if fields else True,
         )
         if points:
-            from qdrant_client import models
-
-            client.upsert(
-                target,
-                points=[
-                    models.PointStruct(id=p.id, vector=p.vector, payload=p.payload) for p in points
-                ],
-            )
+            yield points
         if offset is None:
             return
 

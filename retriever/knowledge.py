@@ -160,9 +160,7 @@ class KnowledgeBase:
         )
         kb._tables = _table_entries(*tables)
         vectors, payloads = questions
-        kb._memory = InMemoryQuestions(
-            (((), p) for p in payloads), vectors.shape[1], unit_vectors=vectors
-        )
+        kb._memory = InMemoryQuestions.from_unit_vectors(vectors, payloads)
         return kb
 
     @property

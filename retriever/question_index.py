@@ -52,35 +52,34 @@ def hit_from_payload(score: float, payload: Mapping[str, Any] | None) -> Questio
 class InMemoryQuestions:
     """Exact nearest-neighbour search over (vector, payload) points."""
 
-    def __init__(
-        self,
-        points: Iterable[tuple[Sequence[float], Mapping[str, Any]]],
-        dim: int,
-        *,
-        unit_vectors: npt.NDArray[np.float32] | None = None,
-    ):
-        """`points`: (vector, payload) pairs. With `unit_vectors` (rows of unit length, e.g.
-        a build's snapshot mapped from disk) the points' vectors are ignored (give them as
-        empty sequences) and the matrix is used as it is, not copied."""
+    def __init__(self, points: Iterable[tuple[Sequence[float], Mapping[str, Any]]], dim: int):
         vectors: list[Sequence[float]] = []
-        self._vectors: npt.NDArray[np.floating[Any]]
-        self._records: list[tuple[str, tuple[str, ...], str, str, str]] = []
-        self._synthesizers: list[str] = []
+        payloads: list[Mapping[str, Any]] = []
         for vector, payload in points:
             vectors.append(vector)
-            self._records.append(hit_from_payload(0.0, payload)[1:])
-            self._synthesizers.append(str(payload.get("synthesizer", "")))
-        if unit_vectors is not None:
-            if unit_vectors.shape != (len(self._records), dim):
-                raise ValueError(
-                    f"unit_vectors has shape {unit_vectors.shape}, expected "
-                    f"({len(self._records)}, {dim})"
-                )
-            self._vectors = unit_vectors
-        else:
-            matrix = np.asarray(vectors, dtype=np.float32).reshape(len(vectors), dim)
-            norms = np.linalg.norm(matrix, axis=1, keepdims=True)
-            self._vectors = matrix / np.where(norms == 0, 1.0, norms)
+            payloads.append(payload)
+        matrix = np.asarray(vectors, dtype=np.float32).reshape(len(vectors), dim)
+        norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+        self._index(matrix / np.where(norms == 0, 1.0, norms), payloads)
+
+    @classmethod
+    def from_unit_vectors(
+        cls, vectors: npt.NDArray[np.float32], payloads: Sequence[Mapping[str, Any]]
+    ) -> InMemoryQuestions:
+        """Over rows already of unit length (a build's snapshot mapped from disk), used as they
+        are, not copied."""
+        if len(vectors) != len(payloads):
+            raise ValueError(f"{len(vectors)} vectors for {len(payloads)} payloads")
+        index = cls.__new__(cls)
+        index._index(vectors, payloads)
+        return index
+
+    def _index(
+        self, vectors: npt.NDArray[np.floating[Any]], payloads: Sequence[Mapping[str, Any]]
+    ) -> None:
+        self._vectors = vectors
+        self._records = [hit_from_payload(0.0, p)[1:] for p in payloads]
+        self._synthesizers = [str(p.get("synthesizer", "")) for p in payloads]
         rows: dict[str, list[int]] = {}
         for i, record in enumerate(self._records):
             rows.setdefault(record[0], []).append(i)
