@@ -12,7 +12,13 @@ add_examples(catalog, location, embedder, found.examples, rejected=found.rejecte
 remove_examples(location, ids=["ex_0123456789abcdef"])
 """
 
-from indexer.build import BuildConfig, BuildServices, CollectionLayout, build_index
+from indexer.build import (
+    BuildConfig,
+    BuildServices,
+    CollectionLayout,
+    auto_processes,
+    build_index,
+)
 from indexer.chains import make_chain_runner, make_feedback, make_synthesizer
 from indexer.errors import BuildError, ExamplesFileError, IndexerError, StoreError
 from indexer.example_files import ExampleFile, Rejected, UserExample, read_examples
@@ -46,6 +52,7 @@ __all__ = [
     "UserExample",
     "Validation",
     "add_examples",
+    "auto_processes",
     "build_index",
     "index_status",
     "make_chain_runner",

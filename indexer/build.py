@@ -19,14 +19,19 @@ stopped; the knowledge base is loaded from the journal and published atomically 
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import itertools
 import json
 import logging
+import multiprocessing
+import os
 import shutil
 import time
 import uuid
+from collections import deque
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ProcessPoolExecutor, ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -119,7 +124,11 @@ class CollectionLayout:
 @dataclass(frozen=True)
 class BuildConfig:
     """How to build. `chains`: ICRL chains (final questions) per traversal; `iterations`: ICRL
-    iterations after the initial attempt; `batch_traversals`: traversals per journal commit;
+    iterations after the initial attempt; `concurrency`: traversals synthesized at once by
+    threads of one process (language-model calls wait on the model); `processes`: processes
+    forked for offline synthesis (`BuildServices.offline`; `auto_processes` suggests how
+    many), 0 to synthesize in the build's own threads; `batch_traversals`: traversals per
+    journal commit;
     `layout`: the collections' layout on a Qdrant server."""
 
     traversal: TraversalConfig = field(default_factory=TraversalConfig)
@@ -128,18 +137,23 @@ class BuildConfig:
     seed: int = 0
     full: bool = False
     concurrency: int = 4
+    processes: int = 0
     batch_traversals: int = 64
     keep_builds: int = 2
     execute_sql: bool = True
     layout: CollectionLayout = field(default_factory=CollectionLayout)
 
     def __post_init__(self) -> None:
+        if self.processes < 0:
+            raise BuildError(f"processes must be >= 0, got {self.processes}")
         for name in ("chains", "concurrency", "batch_traversals", "keep_builds"):
             if getattr(self, name) < 1:
                 raise BuildError(f"{name} must be >= 1, got {getattr(self, name)}")
         if self.iterations < 0:
             raise BuildError(f"iterations must be >= 0, got {self.iterations}")
 
+
+MAX_AUTO_PROCESSES = 8
 
 ChainRunner = Callable[[Database, Traversal, DatabaseSample | None, int], list[dict[str, Any]]]
 """Synthesizes the records of one traversal: (db, traversal, sample, seed) → list of dicts with
@@ -158,6 +172,9 @@ class BuildServices:
     progress: Callable[[str, int, int], None] | None = None
     #: returns {"provider_calls": n, "cache_hits": n, "usage": {...}} for the report
     usage: Callable[[], dict[str, Any]] | None = None
+    #: `synthesize` calls no language model or API (template synthesis, rule feedback): it is
+    #: CPU-bound and safe to fork, so the build runs it in one process per core
+    offline: bool = False
 
 
 def _add_usage(report: BuildReport, services: BuildServices) -> None:
@@ -402,76 +419,30 @@ def _synthesize_all(
     """Synthesize, embed and journal `remaining`; returns how many traversals failed. Adds the
     seconds spent embedding to `timings["embed_questions"]`."""
     timings["embed_questions"] = 0.0
-    samples: dict[str, DatabaseSample | None] = {}
     finished = total - len(remaining)
     failures: list[str] = []
-
-    def sample_of(db: Database) -> DatabaseSample | None:
-        if db.id not in samples:
-            samples[db.id] = sample_database(db, seed=config.seed)
-        return samples[db.id]
-
-    def one(key: str) -> tuple[str, list[dict[str, Any]] | None]:
-        """A traversal's records, or None when synthesis failed (logged; retried next build)."""
-        traversal = keyed[key]
-        db = catalog.database(traversal.db_id)
-        try:
-            return key, services.synthesize(db, traversal, sample_of(db), config.seed)
-        except Exception as exc:  # one bad traversal must not sink a night's build
-            log.warning("synthesis failed for %s %s: %s", db.id, list(traversal.tables), exc)
-            failures.append(f"{type(exc).__name__}: {exc}")
-            return key, None
-
-    # Group by database so samples are read once and released as the build moves on.
+    # Grouped by database, so a database's sample is read once and released as the build moves on.
     ordered = sorted(remaining, key=lambda k: (keyed[k].db_id, k))
-    with ThreadPoolExecutor(max_workers=config.concurrency) as pool:
-        for start in range(0, len(ordered), config.batch_traversals):
-            chunk = ordered[start : start + config.batch_traversals]
-            for db_id in {keyed[k].db_id for k in chunk}:
-                sample_of(catalog.database(db_id))  # read once, outside the threads
-            results = [(k, recs) for k, recs in pool.map(one, chunk) if recs is not None]
-            # A record whose question was dropped (a duplicate, say) keeps only its stats.
-            texts = [r["question"] for _, recs in results for r in recs if r.get("question")]
-            embedding_started = time.perf_counter()
-            vectors = services.embedder.embed_documents(texts)
-            timings["embed_questions"] += time.perf_counter() - embedding_started
-            records: list[JournalRecord] = []
-            finished_stats: list[tuple[str, dict[str, Any]]] = []
-            i = 0
-            for key, recs in results:
-                traversal = keyed[key]
-                db = catalog.database(traversal.db_id)
-                stats: dict[str, Any] = {"records": 0, "dropped": 0, "repaired": 0}
-                for rec in recs:
-                    stats_part = rec.pop("stats", {})
-                    for name, value in stats_part.items():
-                        _accumulate(stats, name, value)
-                    if not rec.get("question"):
-                        continue
-                    payload = {
-                        **rec,
-                        ORIGIN: SYNTHETIC,
-                        "db_id": db.id,
-                        "traversal": traversal.id,
-                        "traversal_tables": list(traversal.tables),
-                        "traversal_key": key,
-                        "synthesizer": services.synthesizer_name,
-                        "fingerprints": {t: table_fingerprint(db.table(t)) for t in rec["tables"]},
-                        "build_id": build_id,
-                    }
-                    records.append(
-                        JournalRecord(
-                            point_id(key, rec["question"], rec["sql"]), key, payload, vectors[i]
-                        )
-                    )
-                    stats["records"] += 1
-                    i += 1
-                finished_stats.append((key, stats))
-            journal.commit(finished_stats, records)
-            # Traversals come grouped by database: only the last one may continue.
-            last = keyed[chunk[-1]].db_id
-            for db_id in [d for d in samples if d != last]:
-                del samples[db_id]
+    chunks = [
+        ordered[start : start + config.batch_traversals]
+        for start in range(0, len(ordered), config.batch_traversals)
+    ]
+    synthesizer = _ChunkSynthesizer(catalog, keyed, services.synthesize, config.seed)
+    processes = config.processes
+    if processes and not services.offline:
+        raise BuildError(
+            "synthesis processes need offline synthesis (template synthesizer, rule feedback): "
+            "a language model's client does not survive a fork; use --concurrency"
+        )
+    with contextlib.ExitStack() as stack:
+        if processes:
+            done_chunks = _in_processes(synthesizer, chunks, processes, stack)
+        else:
+            threads = stack.enter_context(ThreadPoolExecutor(max_workers=config.concurrency))
+            done_chunks = (synthesizer.run(chunk, threads.map) for chunk in chunks)
+        for chunk, (results, chunk_failures) in zip(chunks, done_chunks, strict=True):
+            failures.extend(chunk_failures)
+            _journal_chunk(catalog, keyed, results, journal, services, build_id, timings)
             finished += len(chunk)
             if services.progress:
                 services.progress("synthesize", finished, total)
@@ -480,6 +451,141 @@ def _synthesize_all(
             f"synthesis failed for all {len(failures)} traversals; first error: {failures[0]}"
         )
     return len(failures)
+
+
+def auto_processes() -> int:
+    """Synthesis processes for an offline build on this machine: half of the cores (offline
+    synthesis is CPU-bound, like the embedding the build's own process does meanwhile)."""
+    return max(1, min((os.cpu_count() or 1) // 2, MAX_AUTO_PROCESSES))
+
+
+ChunkResult = tuple[list[tuple[str, list[dict[str, Any]]]], list[str]]
+
+
+class _ChunkSynthesizer:
+    """Synthesizes chunks of traversal keys: (key, records) for each that succeeded, and one
+    line per failure (logged; a failed traversal is retried by the next build)."""
+
+    def __init__(
+        self, catalog: Catalog, keyed: dict[str, Traversal], synthesize: ChainRunner, seed: int
+    ) -> None:
+        self.catalog, self.keyed, self.synthesize, self.seed = catalog, keyed, synthesize, seed
+        self.samples: dict[str, DatabaseSample | None] = {}
+
+    def run(self, chunk: list[str], map_: Callable[..., Iterator[Any]] = map) -> ChunkResult:
+        db_ids = list(dict.fromkeys(self.keyed[k].db_id for k in chunk))
+        for db_id in list(self.samples):
+            if db_id not in db_ids:
+                del self.samples[db_id]
+        for db_id in db_ids:  # read once, outside the threads
+            if db_id not in self.samples:
+                self.samples[db_id] = sample_database(self.catalog.database(db_id), seed=self.seed)
+        failures: list[str] = []
+
+        def one(key: str) -> tuple[str, list[dict[str, Any]] | None]:
+            traversal = self.keyed[key]
+            db = self.catalog.database(traversal.db_id)
+            try:
+                return key, self.synthesize(db, traversal, self.samples[db.id], self.seed)
+            except Exception as exc:  # one bad traversal must not sink a night's build
+                log.warning("synthesis failed for %s %s: %s", db.id, list(traversal.tables), exc)
+                failures.append(f"{type(exc).__name__}: {exc}")
+                return key, None
+
+        results = [(k, recs) for k, recs in map_(one, chunk) if recs is not None]
+        return results, failures
+
+
+_forked: _ChunkSynthesizer | None = None
+"""What a forked synthesis process works on (set in the parent just before the fork)."""
+
+
+@contextlib.contextmanager
+def _forking(synthesizer: _ChunkSynthesizer) -> Iterator[None]:
+    """`synthesizer` is what processes forked meanwhile work on (a pool forks at its first
+    submit)."""
+    global _forked
+    _forked = synthesizer
+    try:
+        yield
+    finally:
+        _forked = None
+
+
+def _run_forked(chunk: list[str]) -> ChunkResult:
+    assert _forked is not None
+    return _forked.run(chunk)
+
+
+def _in_processes(
+    synthesizer: _ChunkSynthesizer,
+    chunks: list[list[str]],
+    processes: int,
+    stack: contextlib.ExitStack,
+) -> Iterator[ChunkResult]:
+    """Chunks synthesized by `processes` forked processes, yielded in order, with at most two
+    chunks per process in flight (the parent embeds and journals meanwhile)."""
+    stack.enter_context(_forking(synthesizer))
+    pool = stack.enter_context(
+        ProcessPoolExecutor(processes, mp_context=multiprocessing.get_context("fork"))
+    )
+    window: deque[Future[ChunkResult]] = deque()
+    pending = iter(chunks)
+    for chunk in itertools.islice(pending, 2 * processes):
+        window.append(pool.submit(_run_forked, chunk))
+    while window:
+        result = window.popleft().result()
+        for chunk in itertools.islice(pending, 1):
+            window.append(pool.submit(_run_forked, chunk))
+        yield result
+
+
+def _journal_chunk(
+    catalog: Catalog,
+    keyed: dict[str, Traversal],
+    results: list[tuple[str, list[dict[str, Any]]]],
+    journal: Journal,
+    services: BuildServices,
+    build_id: str,
+    timings: dict[str, float],
+) -> None:
+    """Embed a chunk's questions and commit its records and stats to the journal."""
+    # A record whose question was dropped (a duplicate, say) keeps only its stats.
+    texts = [r["question"] for _, recs in results for r in recs if r.get("question")]
+    embedding_started = time.perf_counter()
+    vectors = services.embedder.embed_documents(texts)
+    timings["embed_questions"] += time.perf_counter() - embedding_started
+    records: list[JournalRecord] = []
+    finished_stats: list[tuple[str, dict[str, Any]]] = []
+    i = 0
+    for key, recs in results:
+        traversal = keyed[key]
+        db = catalog.database(traversal.db_id)
+        stats: dict[str, Any] = {"records": 0, "dropped": 0, "repaired": 0}
+        for rec in recs:
+            stats_part = rec.pop("stats", {})
+            for name, value in stats_part.items():
+                _accumulate(stats, name, value)
+            if not rec.get("question"):
+                continue
+            payload = {
+                **rec,
+                ORIGIN: SYNTHETIC,
+                "db_id": db.id,
+                "traversal": traversal.id,
+                "traversal_tables": list(traversal.tables),
+                "traversal_key": key,
+                "synthesizer": services.synthesizer_name,
+                "fingerprints": {t: table_fingerprint(db.table(t)) for t in rec["tables"]},
+                "build_id": build_id,
+            }
+            records.append(
+                JournalRecord(point_id(key, rec["question"], rec["sql"]), key, payload, vectors[i])
+            )
+            stats["records"] += 1
+            i += 1
+        finished_stats.append((key, stats))
+    journal.commit(finished_stats, records)
 
 
 def _accumulate(stats: dict[str, Any], name: str, value: Any) -> None:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import time
+from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
@@ -100,6 +101,7 @@ def ensure_index(
         synthesizer_name=synthesizer.name,
         embedder=embedder,
         progress=progress,
+        offline=True,
     )
     build_index(catalog, StoreLocation.parse(store), services, config)
 
@@ -154,7 +156,12 @@ def schemarag_ranking(retriever: Retriever, question: str) -> Ranking:
     started = time.perf_counter()
     result = retriever.retrieve(question, top_databases=10, top_tables=RANK_SIZE)
     elapsed = (time.perf_counter() - started) * 1000
-    return Ranking(tuple(d.db_id for d in result.databases), result.tables[:RANK_SIZE], elapsed)
+    return Ranking(
+        tuple(d.db_id for d in result.databases),
+        result.tables[:RANK_SIZE],
+        elapsed,
+        result.pooling_error,
+    )
 
 
 def run_recall(
@@ -232,6 +239,13 @@ def run_recall(
         report["curves"][name] = curves(questions, rankings)
         if per_question:
             _add_rankings(report, name, questions, rankings)
+        if name == "schemarag" and retriever is not None and retriever.pool_llm is not None:
+            # questions whose pooling reply was unusable: their ranking is the retriever's own
+            errors = [r.pooling_error for r in rankings if r.pooling_error is not None]
+            report["pooling_failures"] = {
+                "count": len(errors),
+                "reasons": dict(Counter(errors).most_common(5)),
+            }
     return report
 
 

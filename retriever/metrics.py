@@ -38,11 +38,13 @@ METRIC_KEYS = (
 
 @dataclass(frozen=True)
 class Ranking:
-    """A method's answer to one question: databases and pool-wide tables, best first."""
+    """A method's answer to one question: databases and pool-wide tables, best first;
+    `pooling_error`: why the pooling model's reply was not used (schemarag with --pool)."""
 
     databases: tuple[str, ...]
     tables: tuple[tuple[str, str], ...]
     latency_ms: float
+    pooling_error: str | None = None
 
 
 def _db_rank(question: BenchQuestion, ranking: Ranking) -> int | None:

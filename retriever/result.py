@@ -56,7 +56,9 @@ class RetrievalResult:
     """`databases` best first; `tables` the pool-wide table ranking as (db_id, table);
     `confidence` in [0, 1]; `abstained` when it is below the retriever's threshold (no
     database here seems to fit; the ranking is still given); `timings` in milliseconds;
-    `twins`: the best database's twins ranked with it, and what told it apart."""
+    `twins`: the best database's twins ranked with it, and what told it apart;
+    `pooling_error`: why the pooling model's reply was not used (the ranking is then the
+    retriever's own)."""
 
     question: str
     databases: tuple[RankedDatabase, ...]
@@ -67,6 +69,7 @@ class RetrievalResult:
     timings: dict[str, float] = field(default_factory=dict)
     pooled: bool = False
     twins: TwinNote | None = None
+    pooling_error: str | None = None
 
     @property
     def database(self) -> RankedDatabase | None:
@@ -113,4 +116,5 @@ class RetrievalResult:
             "timings": dict(self.timings),
             "pooled": self.pooled,
             "twins": self.twins.as_dict() if self.twins is not None else None,
+            "pooling_error": self.pooling_error,
         }

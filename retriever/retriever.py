@@ -25,7 +25,7 @@ import numpy as np
 import numpy.typing as npt
 
 from indexer.example_records import USER
-from providers import LLM, Embedder
+from providers import LLM, Embedder, StructuredOutputError
 from retriever.completion import complete_tables, fk_adjacency
 from retriever.errors import RetrieverError
 from retriever.examples import select_examples
@@ -369,11 +369,17 @@ class Retriever:
         examples = self._examples(question, signals, hits, int(order[0]))
         timings["examples_ms"] = (time.perf_counter() - t1) * 1000
         timings["total_ms"] = (time.perf_counter() - started) * 1000
-        pooled = False
+        pooled, pooling_error = False, None
         if self.pool_llm is not None:
             t2 = time.perf_counter()
-            databases = self._pool(question, databases)
-            pooled = True
+            try:
+                databases = self._pool(question, databases)
+                pooled = True
+            except StructuredOutputError as exc:
+                # A reply the model botched costs this question its pooling, not its answer;
+                # an unreachable provider or a bad key still fails the call.
+                log.warning("pooling reply not used, ranking kept: %s", exc)
+                pooling_error = f"unusable reply: {exc.reason}"
             timings["pooling_ms"] = (time.perf_counter() - t2) * 1000
         return RetrievalResult(
             question=question,
@@ -385,6 +391,7 @@ class Retriever:
             timings={k: round(v, 3) for k, v in timings.items()},
             pooled=pooled,
             twins=twins,
+            pooling_error=pooling_error,
         )
 
     def confidence(self, signals: Signals, hits: Sequence[QuestionHit], db: int) -> float:

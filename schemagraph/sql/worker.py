@@ -100,6 +100,17 @@ _idle: list[_Worker] = []
 _lock = threading.Lock()
 
 
+def _forget_workers_after_fork() -> None:
+    """A forked child (a build's synthesis process) starts its own workers: the parent's pipes
+    and processes stay the parent's."""
+    global _lock
+    _lock = threading.Lock()
+    _idle.clear()
+
+
+os.register_at_fork(after_in_child=_forget_workers_after_fork)
+
+
 def call_with_deadline(function: Callable[..., T], args: tuple[Any, ...], timeout_s: float) -> T:
     """`function(*args, deadline)` in a worker process, where `deadline` is the
     `time.monotonic()` value by which it should return, `timeout_s` from now: starting a worker

@@ -149,6 +149,7 @@ class RetrieveResponse(BaseModel):
     timings: dict[str, float]
     pooled: bool
     twins: TwinsOut | None = None
+    pooling_error: str | None = None
 
 
 class GenerateRequestBody(BaseModel):

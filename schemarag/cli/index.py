@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Callable
 
@@ -13,6 +14,7 @@ from indexer import (
     BuildServices,
     CollectionLayout,
     StoreLocation,
+    auto_processes,
     build_index,
     index_status,
     make_chain_runner,
@@ -60,6 +62,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     build.add_argument("--chains", type=int, default=3, help="questions per traversal (default 3)")
     build.add_argument("--full", action="store_true", help="rebuild everything, not only changes")
     build.add_argument("--concurrency", type=int, default=4, help="parallel synthesis calls")
+    build.add_argument(
+        "--processes",
+        type=int,
+        default=None,
+        help="processes for offline synthesis (default: half of the cores; 0: none)",
+    )
     build.add_argument(
         "--batch",
         action="store_true",
@@ -133,9 +141,13 @@ def cmd_build(args: argparse.Namespace) -> int:
             seed=args.seed,
             full=args.full,
             concurrency=args.concurrency,
+            processes=(auto_processes() if llm is None else 0)
+            if args.processes is None
+            else args.processes,
             execute_sql=not args.no_execute,
             layout=CollectionLayout(args.shards, args.replicas, args.on_disk, args.quantize),
         )
+        share_cores(config.processes, embedder.name)
         services = BuildServices(
             synthesize=make_chain_runner(
                 synthesizer,
@@ -153,6 +165,7 @@ def cmd_build(args: argparse.Namespace) -> int:
                 "cache_hits": cache.stats().hits if cache is not None else 0,
                 "usage": meter.report(),
             },
+            offline=llm is None,
         )
         report = build_index(catalog, location, services, config)
     finally:
@@ -163,6 +176,16 @@ def cmd_build(args: argparse.Namespace) -> int:
     if args.report:
         args.report.write_text(json.dumps(report.as_dict(), indent=2))
     return 0
+
+
+def share_cores(processes: int, embedder_name: str) -> None:
+    """Synthesis processes and the build's own MiniLM embedding share the cores. Measured on
+    2 cores (Spider, docs/BENCHMARKS.md): one synthesis process beside one torch thread built
+    in 109-119 s, one process for both 122 s, and torch on both cores beside it 143 s."""
+    if processes and embedder_name.startswith("minilm"):
+        import torch
+
+        torch.set_num_threads(max(1, (os.cpu_count() or 1) - processes))
 
 
 def cmd_status(args: argparse.Namespace) -> int:

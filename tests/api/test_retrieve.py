@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from indexer import StoreLocation, index_status
-from providers import ScriptedLLM
+from providers import LLMRequest, ProviderCallError, ScriptedLLM
 from schemarag.api.models import IndexInfo, RetrieveResponse
 from schemarag.cli import main
 from tests.api.conftest import Serve, assert_error
@@ -87,7 +87,23 @@ def test_pool_true_uses_the_server_llm(serve: Serve, built_store: Path) -> None:
     assert len(llm.calls) == 1
 
 
-def test_a_pooling_llm_failure_is_502(serve: Serve, built_store: Path) -> None:
+def test_an_unusable_pooling_reply_keeps_the_ranking_and_says_why(
+    serve: Serve, built_store: Path
+) -> None:
     with serve(built_store, pool_llm=ScriptedLLM("no JSON here")) as client:
+        pooled = client.post("/v1/retrieve", json={"question": QUESTIONS[0], "pool": True})
+        plain = client.post("/v1/retrieve", json={"question": QUESTIONS[0]})
+    assert pooled.status_code == 200
+    body = pooled.json()
+    assert body["pooled"] is False and "unusable reply" in body["pooling_error"]
+    assert body["databases"] == plain.json()["databases"]
+    assert plain.json()["pooling_error"] is None
+
+
+def test_an_unreachable_pooling_llm_is_502(serve: Serve, built_store: Path) -> None:
+    def down(request: LLMRequest) -> str:
+        raise ProviderCallError("connection refused", provider="scripted")
+
+    with serve(built_store, pool_llm=ScriptedLLM(down)) as client:
         response = client.post("/v1/retrieve", json={"question": QUESTIONS[0], "pool": True})
     assert_error(response, 502, "upstream_error")

@@ -20,6 +20,7 @@ from qdrant_client import QdrantClient
 
 from indexer import (
     BuildConfig,
+    BuildError,
     BuildServices,
     StoreLocation,
     build_index,
@@ -153,6 +154,49 @@ def test_point_ids_are_deterministic(catalog: Catalog, tmp_path: Path) -> None:
     build_index(catalog, a, template_services(), CONFIG)
     build_index(catalog, b, template_services(), CONFIG)
     assert points(a).keys() == points(b).keys()
+
+
+def test_offline_synthesis_in_processes_gives_the_same_knowledge_base(
+    catalog: Catalog, tmp_path: Path
+) -> None:
+    inner = template_services().synthesize
+
+    def tagged(db: Database, t: Traversal, s: DatabaseSample | None, seed: int) -> Any:
+        if db.id == "pets_1" and t.tables == ("Pets",):
+            raise RuntimeError("provider hiccup")
+        return [{**rec, "pid": os.getpid()} for rec in inner(db, t, s, seed)]
+
+    def build(name: str, processes: int) -> tuple[Any, dict[str, dict[str, Any]]]:
+        location = StoreLocation.parse(tmp_path / name)
+        services = template_services(runner=tagged)
+        services.offline = True
+        config = BuildConfig(
+            traversal=CONFIG.traversal,
+            chains=2,
+            iterations=1,
+            processes=processes,
+            batch_traversals=3,
+        )
+        return build_index(catalog, location, services, config), points(location)
+
+    one_report, one = build("one", 0)
+    two_report, two = build("two", 2)
+    assert {p["pid"] for p in one.values()} == {os.getpid()}
+    assert os.getpid() not in {p["pid"] for p in two.values()}
+    drop = ("pid", "build_id")
+    assert {k: {f: v for f, v in p.items() if f not in drop} for k, p in one.items()} == {
+        k: {f: v for f, v in p.items() if f not in drop} for k, p in two.items()
+    }
+    assert one_report.failed_traversals == two_report.failed_traversals == 1
+    assert one_report.questions == two_report.questions > 0
+
+
+def test_synthesis_processes_need_offline_synthesis(catalog: Catalog, tmp_path: Path) -> None:
+    config = BuildConfig(traversal=CONFIG.traversal, chains=2, iterations=1, processes=1)
+    with pytest.raises(BuildError, match="offline synthesis"):
+        build_index(catalog, StoreLocation.parse(tmp_path / "kb"), template_services(), config)
+    with pytest.raises(BuildError, match="processes must be >= 0"):
+        BuildConfig(processes=-1)
 
 
 def test_changing_one_table_resynthesizes_only_its_traversals(

@@ -214,6 +214,16 @@ def test_bench_recall_samples_by_hardness_and_pools_with_an_llm(
         ranked = before["rankings"]["schemarag"]["databases"]
         expected = sorted(ranked[:5], key=order.index) + ranked[5:]
         assert after["rankings"]["schemarag"]["databases"] == expected
+    assert pooled["pooling_failures"] == {"count": 0, "reasons": {}}
+
+    # The 0.5B once listed table names until its tokens ran out: that question keeps the
+    # retriever's ranking and is counted, and the run finishes.
+    cut = '{"databases": ["concert", "singer", "concert", "singer", "concert", "sin'
+    botched = run("--pool", f"scripted:{cut}")
+    assert botched["pooling_failures"]["count"] == 3
+    assert [r["rankings"] for r in botched["per_question"]] == [
+        r["rankings"] for r in plain["per_question"]
+    ]
 
 
 def test_plot_needs_only_the_report(tmp_path: Path) -> None:
