@@ -17,7 +17,7 @@ from indexer.feedback import LLMFeedback, RuleFeedback
 from indexer.icrl import ChainResult, run_icrl
 from indexer.llm_synthesizer import LLMSynthesizer
 from indexer.pairs import FeedbackProducer, QAPair, SynthesisRequest, Synthesizer
-from indexer.reward import reward
+from indexer.reward import Reward, reward, reward_of_tree
 from indexer.templates import TemplateSynthesizer
 from indexer.validate import Validation, validate_sql
 from providers import LLM, ConfigurationError, Message, StructuredOutputError, complete_json
@@ -63,6 +63,11 @@ def make_chain_runner(
                 checked[sql] = validate_sql(db, sql, execute_sql=execute_sql)
             return checked[sql]
 
+        def score(sql: str) -> Reward:
+            """The reward, from the tree validation parsed (one parse per attempt)."""
+            tree = validate(sql).tree
+            return reward(sql) if tree is None else reward_of_tree(tree)
+
         request = SynthesisRequest(db, traversal, sample, seed=seed)
         results = run_icrl(
             synthesizer,
@@ -71,11 +76,12 @@ def make_chain_runner(
             iterations=iterations,
             chains=chains,
             accept=lambda pair: validate(pair.sql).ok,
+            scorer=score,
         )
         records: list[dict[str, Any]] = []
         seen: set[str] = set()
         for chain in results:
-            first, final = reward(chain.attempts[0].sql), reward(chain.final.sql)
+            first, final = chain.initial_reward, chain.final_reward
             stats: dict[str, Any] = {
                 "chains": 1,
                 "synthesized": len(chain.attempts),

@@ -9,7 +9,7 @@ uses, named as the catalog writes them.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 
 from sqlglot import exp
@@ -28,9 +28,13 @@ DIALECT = "sqlite"
 
 @dataclass(frozen=True)
 class Validation:
+    """`tree`: the SQL's syntax tree when it parsed as one read-only query (to read, not to
+    change), so a caller scoring the same SQL need not parse it again."""
+
     ok: bool
     reason: str = ""
     tables: tuple[str, ...] = ()
+    tree: exp.Query | None = field(default=None, compare=False, repr=False)
 
 
 @lru_cache(maxsize=4096)
@@ -55,15 +59,16 @@ def validate_sql(
         if fold(table.name) in ctes:
             continue
         if not db.has_table(table.name):
-            return Validation(False, f"unknown table {table.name!r}")
+            return Validation(False, f"unknown table {table.name!r}", tree=tree)
         name = db.table(table.name).name
         used.setdefault(fold(name), name)
     if not used:
-        return Validation(False, "uses no table of the database")
+        return Validation(False, "uses no table of the database", tree=tree)
     try:
         qualify(tree.copy(), schema=_schema(db), dialect=DIALECT, validate_qualify_columns=True)
     except SqlglotError as exc:
-        return Validation(False, f"bad column reference: {str(exc).splitlines()[0]}")
+        reason = f"bad column reference: {str(exc).splitlines()[0]}"
+        return Validation(False, reason, tree=tree)
     live = db.url is not None and runs_queries(db.url)  # other servers: not run, as DDL
     if execute_sql and (db.path is not None or live):
         limits = Limits(timeout_s=timeout_s, max_rows=1)
@@ -74,6 +79,7 @@ def validate_sql(
         else:  # a live server: translated to its SQL, guarded in its dialect, read-only
             outcome = run_on_server(db, sql, limits)
         if not outcome.ok:
-            return Validation(False, f"fails to run: {getattr(outcome, 'message', '')}")
+            reason = f"fails to run: {getattr(outcome, 'message', '')}"
+            return Validation(False, reason, tree=tree)
     order = [t.name for t in db.tables if fold(t.name) in used]
-    return Validation(True, tables=tuple(order))
+    return Validation(True, tables=tuple(order), tree=tree)

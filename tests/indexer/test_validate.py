@@ -59,3 +59,25 @@ def test_ctes_are_not_mistaken_for_tables(pets: Database) -> None:
     result = validate_sql(pets, sql)
     assert result.ok, result.reason
     assert result.tables == ("Pets",)
+
+
+def test_the_synthesized_records_reward_is_the_reward_of_their_sql(sample_dir: Path) -> None:
+    """The ICRL loop scores each attempt from the tree validation parsed (one parse per
+    attempt): the same reward as parsing the SQL anew, for every record of a real build."""
+    from indexer import make_chain_runner, make_feedback, make_synthesizer
+    from indexer.reward import reward
+    from schemagraph import build_graph, enumerate_traversals, load_catalog, sample_database
+
+    catalog = load_catalog([f"spider:{sample_dir}"])
+    run = make_chain_runner(
+        make_synthesizer("template", None), make_feedback("rule", None), chains=3, iterations=2
+    )
+    checked = 0
+    for traversal in enumerate_traversals(build_graph(catalog))[:40]:
+        db = catalog.database(traversal.db_id)
+        for record in run(db, traversal, sample_database(db, seed=0), 0):
+            if record.get("question"):
+                assert record["reward"] == reward(record["sql"]).total
+                assert record["rewards"][record["iteration"]] == record["reward"]
+                checked += 1
+    assert checked > 60

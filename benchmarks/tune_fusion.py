@@ -1,0 +1,213 @@
+"""Database weights of the fusion fitted by maximum likelihood, on train questions only (issue 15).
+
+The shipped database weights (`retriever.fusion.DEFAULT_WEIGHTS`, `db_*`) were chosen by
+coordinate ascent on Spider train and its Spider-Syn rewrites. This script fits them instead:
+a softmax over the pool's databases of the weighted sum of the same scaled signals, fitted with
+an L2 penalty (L-BFGS) on three train sets at once, and compares both weightings on held-out
+train questions. Nothing here reads a dev or evaluated question.
+
+Pool: Spider's 166 databases + BIRD train's 69 (`bird_` ids; `benchmarks/bird_split.py` writes
+`train_tables.json`). Question sets (each shuffled with `random.Random(0)`):
+
+- Spider train, Spider-Syn train: items 0-599 fit (A), items 600-1,199 are held out (B);
+- BIRD train: items 0-1,999 are the evaluated part and never read here; items 2,000-3,199 fit,
+  3,200-4,399 are held out.
+
+Each question's signals are computed once (`Retriever.signals`) and reduced to one row of
+features per database, written to OUT/features.npz; fitting and scoring then take seconds.
+
+    flock /tmp/heavy.lock .venv/bin/python benchmarks/tune_fusion.py --store STORE --out DIR
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import random
+import sys
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from retriever import Retriever, load_files  # noqa: E402
+from retriever.fusion import DEFAULT_WEIGHTS, SIGNALS, scale, shift_dense  # noqa: E402
+from schemagraph.sql import fold  # noqa: E402
+
+SPIDER = REPO.parent / "shared/data/spider"
+BIRD = REPO.parent / "shared/data/bird"
+SPLIT = REPO / ".schemarag/bird-split"
+#: the shipped database signals, then extra per-database features weighed here
+FEATURES = (
+    *SIGNALS,
+    "bm25_second",  # the second-best table's scaled BM25 in the database
+    "dense_raw",  # the best raw cosine of a table document (not shifted by the pool median)
+    "question_best",  # best question-hit cosine for the database, minus the best overall
+    "log_tables",  # log of the database's table count
+)
+
+
+def question_sets(work: Path) -> dict[str, tuple[Path, slice]]:
+    """Question files for the sets, written once into `work`."""
+    work.mkdir(parents=True, exist_ok=True)
+    out: dict[str, tuple[Path, slice]] = {}
+    spider = json.loads((SPIDER / "train_spider.json").read_text(encoding="utf-8"))
+    syn = json.loads((SPIDER / "spider_syn/train_spider.json").read_text(encoding="utf-8"))
+    syn = [{"db_id": r["db_id"], "question": r["SpiderSynQuestion"], "query": r["query"]} for r in syn]
+    bird = json.loads((BIRD / "train.json").read_text(encoding="utf-8"))
+    bird = [{**r, "db_id": "bird_" + r["db_id"]} for r in bird]
+    for name, items in (("spider", spider), ("syn", syn), ("bird", bird)):
+        random.Random(0).shuffle(items)
+        path = work / f"{name}.json"
+        path.write_text(json.dumps(items), encoding="utf-8")
+    out["spider_A"] = (work / "spider.json", slice(0, 600))
+    out["spider_B"] = (work / "spider.json", slice(600, 1200))
+    out["syn_A"] = (work / "syn.json", slice(0, 600))
+    out["syn_B"] = (work / "syn.json", slice(600, 1200))
+    out["bird_A"] = (work / "bird.json", slice(2000, 3200))
+    out["bird_B"] = (work / "bird.json", slice(3200, 4400))
+    return out
+
+
+def database_features(retriever: Retriever, question: str) -> np.ndarray:
+    """One row of `FEATURES` per database of the pool."""
+    signals, hits, _ = retriever.signals(question)
+    db_of = retriever._db_of
+    n_dbs = len(retriever.db_ids)
+    out = np.zeros((n_dbs, len(FEATURES)))
+
+    def per_db(values: np.ndarray) -> np.ndarray:
+        top = np.zeros(n_dbs)
+        np.maximum.at(top, db_of, values)
+        return top
+
+    table = {
+        "dense": shift_dense(signals.table["dense"]),
+        "bm25": scale(signals.table["bm25"]),
+        "names": scale(signals.table["names"]),
+        "values": scale(signals.table["values"]),
+    }
+    out[:, 0] = scale(signals.db_votes)
+    for i, name in enumerate(SIGNALS[1:5], start=1):
+        out[:, i] = per_db(table[name])
+    if "semantic" in signals.database:
+        out[:, 5] = scale(signals.database["semantic"])
+    # second-best table BM25: the per-database max with each database's best table removed
+    bm25 = table["bm25"]
+    best_row = np.full(n_dbs, -1)
+    order = np.lexsort((bm25, db_of))  # by database, then by score
+    best_row[db_of[order]] = order  # the last write per database is its best table
+    rest = bm25.copy()
+    rest[best_row[best_row >= 0]] = 0.0
+    out[:, 6] = per_db(rest)
+    out[:, 7] = per_db(signals.table["dense"])
+    if hits:
+        best = max(h.score for h in hits)
+        qbest = np.full(n_dbs, -1.0)
+        for h in hits:
+            d = retriever._db_pos.get(fold(h.db_id), -1)
+            if d >= 0:
+                qbest[d] = max(qbest[d], h.score - best)
+        out[:, 8] = qbest
+    else:
+        out[:, 8] = -1.0
+    out[:, 9] = np.log(np.bincount(db_of, minlength=n_dbs).clip(1))
+    return out
+
+
+def extract(store: str, work: Path) -> dict[str, Any]:
+    from schemarag.cli.retrieve import make_query_embedder
+    from schemarag.settings import Settings
+
+    sets = question_sets(work)
+    tables = [SPIDER / "tables.json", SPLIT / "train_tables.json"]
+    embedder = make_query_embedder(Settings.from_env(), "minilm")
+    data: dict[str, Any] = {}
+    with Retriever.open(store, embedder) as retriever:
+        pos = {fold(d): i for i, d in enumerate(retriever.db_ids)}
+        for name, (path, part) in sets.items():
+            rows = json.loads(path.read_text(encoding="utf-8"))[part]
+            subset = work / f"{name}.part.json"
+            subset.write_text(json.dumps(rows), encoding="utf-8")
+            dataset = load_files(tables, subset, name=name)
+            feats, gold = [], []
+            for q in dataset.questions:
+                feats.append(database_features(retriever, q.question).astype(np.float32))
+                gold.append(pos[fold(q.db_id)])
+            data[f"{name}_X"] = np.stack(feats)
+            data[f"{name}_y"] = np.array(gold)
+            print(f"{name}: {len(gold)} questions", file=sys.stderr, flush=True)
+    np.savez_compressed(work / "features.npz", **data)
+    return data
+
+
+def r_at_1(X: np.ndarray, y: np.ndarray, w: np.ndarray) -> float:
+    scores = X @ w
+    # ties: the lower index wins, as `np.argsort(..., kind="stable")` in the retriever
+    return float((scores.argmax(axis=1) == y).mean() * 100)
+
+
+def fit(Xs: list[np.ndarray], ys: list[np.ndarray], l2: float, columns: list[int]) -> np.ndarray:
+    from scipy.optimize import minimize
+    from scipy.special import logsumexp
+
+    X = np.concatenate([x[:, :, columns] for x in Xs]).astype(np.float64)
+    y = np.concatenate(ys)
+    # each set weighs the same, whatever its size
+    weight = np.concatenate([np.full(len(v), 1.0 / len(v)) for v in ys]) / len(ys)
+    rows = np.arange(len(y))
+
+    def loss(w: np.ndarray) -> tuple[float, np.ndarray]:
+        s = X @ w
+        lse = logsumexp(s, axis=1)
+        p = np.exp(s - lse[:, None])
+        nll = float((weight * (lse - s[rows, y])).sum()) + l2 * float(w @ w)
+        grad = (weight[:, None, None] * (p[:, :, None] * X)).sum((0, 1))
+        grad -= (weight[:, None] * X[rows, y]).sum(0)
+        return nll, grad + 2 * l2 * w
+
+    start = np.full(len(columns), 1.0)
+    return np.asarray(minimize(loss, start, jac=True, method="L-BFGS-B").x)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--store", help="an index of the 235-database pool (extracts features)")
+    parser.add_argument("--out", type=Path, default=REPO / ".schemarag/tune-fusion")
+    args = parser.parse_args(argv)
+    logging.disable(logging.WARNING)
+    if args.store:
+        data = dict(extract(args.store, args.out))
+    else:
+        data = dict(np.load(args.out / "features.npz"))
+    names = ("spider", "syn", "bird")
+    shipped = np.array([DEFAULT_WEIGHTS.database()[s] for s in SIGNALS] + [0.0] * 4)
+    variants = {
+        "shipped weights": (None, list(range(len(FEATURES)))),
+        "fitted, shipped signals": (1e-3, list(range(len(SIGNALS)))),
+        "fitted, all features": (1e-3, list(range(len(FEATURES)))),
+    }
+    for label, (l2, columns) in variants.items():
+        if l2 is None:
+            w = shipped
+        else:
+            w = np.zeros(len(FEATURES))
+            w[columns] = fit(
+                [data[f"{n}_A_X"] for n in names], [data[f"{n}_A_y"] for n in names], l2, columns
+            )
+        scores = {
+            f"{n}_{part}": r_at_1(data[f"{n}_{part}_X"], data[f"{n}_{part}_y"], w)
+            for part in "AB"
+            for n in names
+        }
+        print(f"{label}: " + " ".join(f"{k} {v:.1f}" for k, v in scores.items()))
+        print("   weights: " + " ".join(f"{f}={x:.3f}" for f, x in zip(FEATURES, w, strict=True)))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
