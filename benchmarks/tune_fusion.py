@@ -57,7 +57,9 @@ def question_sets(work: Path) -> dict[str, tuple[Path, slice]]:
     out: dict[str, tuple[Path, slice]] = {}
     spider = json.loads((SPIDER / "train_spider.json").read_text(encoding="utf-8"))
     syn = json.loads((SPIDER / "spider_syn/train_spider.json").read_text(encoding="utf-8"))
-    syn = [{"db_id": r["db_id"], "question": r["SpiderSynQuestion"], "query": r["query"]} for r in syn]
+    syn = [
+        {"db_id": r["db_id"], "question": r["SpiderSynQuestion"], "query": r["query"]} for r in syn
+    ]
     bird = json.loads((BIRD / "train.json").read_text(encoding="utf-8"))
     bird = [{**r, "db_id": "bird_" + r["db_id"]} for r in bird]
     for name, items in (("spider", spider), ("syn", syn), ("bird", bird)):
