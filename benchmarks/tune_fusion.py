@@ -36,7 +36,7 @@ sys.path.insert(0, str(REPO))
 
 from retriever import Retriever, load_files  # noqa: E402
 from retriever.fusion import DEFAULT_WEIGHTS, SIGNALS, scale, shift_dense  # noqa: E402
-from schemagraph.sql import fold  # noqa: E402
+from schemagraph.model import fold  # noqa: E402
 
 SPIDER = REPO.parent / "shared/data/spider"
 BIRD = REPO.parent / "shared/data/bird"
