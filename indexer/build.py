@@ -173,7 +173,7 @@ class BuildServices:
     #: returns {"provider_calls": n, "cache_hits": n, "usage": {...}} for the report
     usage: Callable[[], dict[str, Any]] | None = None
     #: `synthesize` calls no language model or API (template synthesis, rule feedback): it is
-    #: CPU-bound and safe to fork, so the build runs it in one process per core
+    #: CPU-bound and safe to fork, so it may run in forked processes (`BuildConfig.processes`)
     offline: bool = False
 
 
@@ -535,8 +535,9 @@ def _in_processes(
         window.append(pool.submit(_run_forked, chunk))
     while window:
         result = window.popleft().result()
-        for chunk in itertools.islice(pending, 1):
-            window.append(pool.submit(_run_forked, chunk))
+        following = next(pending, None)
+        if following is not None:
+            window.append(pool.submit(_run_forked, following))
         yield result
 
 
