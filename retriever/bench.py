@@ -101,7 +101,6 @@ def ensure_index(
         synthesizer_name=synthesizer.name,
         embedder=embedder,
         progress=progress,
-        offline=True,
     )
     build_index(catalog, StoreLocation.parse(store), services, config)
 

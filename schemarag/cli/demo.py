@@ -94,7 +94,6 @@ def cmd_demo(args: argparse.Namespace) -> int:
             "template",
             cached_embedder,
             usage=lambda: {"provider_calls": counter.calls, "cache_hits": cache.stats().hits},
-            offline=True,
         )
         report = build_index(catalog, location, services, build)
     for line in report.lines():
