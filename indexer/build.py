@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from threadpoolctl import threadpool_limits
 
 from indexer.errors import BuildError
 from indexer.example_records import (
@@ -525,6 +526,11 @@ def _in_processes(
 ) -> Iterator[ChunkResult]:
     """Chunks synthesized by `processes` forked processes, yielded in order, with at most two
     chunks per process in flight (the parent embeds and journals meanwhile)."""
+    # The build's own process embeds meanwhile: its OpenMP threads (torch's) get the cores the
+    # synthesis processes leave, until synthesis is done. On 2 cores, torch on both beside one
+    # synthesis process built Spider in 143 s, on one in 109-119 s (docs/BENCHMARKS.md).
+    cores = max(1, (os.cpu_count() or 1) - processes)
+    stack.enter_context(threadpool_limits(limits=cores, user_api="openmp"))
     stack.enter_context(_forking(synthesizer))
     pool = stack.enter_context(
         ProcessPoolExecutor(processes, mp_context=multiprocessing.get_context("fork"))

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 from collections.abc import Callable
 
@@ -147,7 +146,6 @@ def cmd_build(args: argparse.Namespace) -> int:
             execute_sql=not args.no_execute,
             layout=CollectionLayout(args.shards, args.replicas, args.on_disk, args.quantize),
         )
-        share_cores(config.processes, embedder.name)
         services = BuildServices(
             synthesize=make_chain_runner(
                 synthesizer,
@@ -176,16 +174,6 @@ def cmd_build(args: argparse.Namespace) -> int:
     if args.report:
         args.report.write_text(json.dumps(report.as_dict(), indent=2))
     return 0
-
-
-def share_cores(processes: int, embedder_name: str) -> None:
-    """Synthesis processes and the build's own MiniLM embedding share the cores. Measured on
-    2 cores (Spider, docs/BENCHMARKS.md): one synthesis process beside one torch thread built
-    in 109-119 s, one process for both 122 s, and torch on both cores beside it 143 s."""
-    if processes and embedder_name.startswith("minilm"):
-        import torch
-
-        torch.set_num_threads(max(1, (os.cpu_count() or 1) - processes))
 
 
 def cmd_status(args: argparse.Namespace) -> int:
