@@ -2,8 +2,9 @@
 
 The retriever's embedded question search is one float32 matrix-vector product over every
 synthetic question (`retriever.question_index`), exact, linear in the questions. This compares it
-with Qdrant's own engine in process (`qdrant-edge-py`, an HNSW graph; optional, not a dependency
-of schemarag) on the questions of a built store's snapshot, queried with Spider dev's 1,034
+with Qdrant's own engine in process (`qdrant-edge-py`, an HNSW graph; `pip install
+qdrant-edge-py`, not a dependency of schemarag) on the questions of a built store's snapshot,
+queried with Spider dev's 1,034
 questions embedded by MiniLM, both on one thread:
 
 - latency per query (p50, p99) of the top-50 search the retriever makes;
