@@ -114,12 +114,7 @@ def validation_details(
     parts: list[str] = []
     first: str | None = None
     for error in errors:
-        loc = [str(p) for p in error.get("loc", ())]
-        # ("body", "question") -> "question"; ("body",) or ("body", 12) (bad JSON) -> "body"
-        names = [p for p in loc[1:] if not p.isdigit()] if loc and loc[0] == "body" else loc
-        field = ".".join(names) or "body"
-        if error.get("type") == "json_invalid":
-            field = "body"
+        field = "body" if error.get("type") == "json_invalid" else _field(error.get("loc", ()))
         first = first or field
         message = str(error.get("msg", "invalid value"))
         if error.get("type") == "extra_forbidden":
@@ -132,6 +127,18 @@ def validation_details(
             message = _json_syntax(error, body)
         parts.append(f"{field}: {message}")
     return first, "; ".join(parts) or "invalid request"
+
+
+def _field(loc: Iterable[Any]) -> str:
+    """("body", "question") -> "question"; ("body", "examples", 3, "sql") -> "examples[3].sql";
+    ("body",) -> "body"."""
+    parts = list(loc)
+    if parts[:1] == ["body"]:
+        parts = parts[1:]
+    field = ""
+    for part in parts:
+        field += f"[{part}]" if isinstance(part, int) else f"{'.' if field else ''}{part}"
+    return field or "body"
 
 
 def _json_syntax(error: Mapping[str, Any], body: Any) -> str:

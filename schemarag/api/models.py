@@ -47,14 +47,19 @@ def _integer(value: object) -> object:
 Integer = Annotated[int, BeforeValidator(_integer)]
 
 
+# A character that is not white space as Python's str.isspace (which `_not_blank` and the
+# retriever use) defines it, spelled out: `\s` differs between the regex engines that read the
+# schema (JSON Schema's ECMAScript \s has U+FEFF and lacks U+001C-U+001F and U+0085; the Rust
+# regex that pydantic validates with has U+0085), so a schema-valid question could be refused.
+NOT_BLANK = r"[^\t-\r\x1c- \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]"
+
+
 def _question_field() -> Any:
     return Field(
         min_length=1,
         max_length=MAX_QUESTION_CHARS,
-        # published so that clients (and schema-driven tests) know a blank question is refused:
-        # a character that is not white space, where U+001C-U+001F count as white space too
-        # (Python's str.isspace, which the retriever uses, says so; Unicode's \s does not)
-        pattern=r"[^\s\x1c-\x1f]",
+        # published so that clients (and schema-driven tests) know a blank question is refused
+        pattern=NOT_BLANK,
         description=f"the question in natural language, 1 to {MAX_QUESTION_CHARS} characters, "
         "not blank",
         examples=["How many singers are from France?"],
@@ -224,7 +229,7 @@ class ExampleIn(BaseModel):
     sql: StrictStr = Field(
         min_length=1,
         max_length=MAX_EXAMPLE_SQL_CHARS,
-        pattern=r"[^\s\x1c-\x1f]",
+        pattern=NOT_BLANK,
         description="the SQL that answers it (SQLite dialect), one read-only query",
         examples=["SELECT Name FROM singer WHERE Country = 'France'"],
     )

@@ -88,10 +88,11 @@ def test_limits_on_count_fields_and_body_size(
     options = ApiOptions(reload_interval_s=0.05, max_examples_body_bytes=4096)
     cases: list[tuple[dict[str, Any], str]] = [
         ({"examples": []}, "examples"),
-        ({"examples": [{**GOOD, "sql": "  "}]}, "examples.sql"),
-        ({"examples": [{**GOOD, "extra": 1}]}, "examples.extra"),
+        ({"examples": [GOOD, {**GOOD, "sql": "  "}]}, "examples[1].sql"),
+        ({"examples": [{**GOOD, "extra": 1}]}, "examples[0].extra"),
+        ({"examples": [GOOD, GOOD, {**GOOD, "question": "\x85"}]}, "examples[2].question"),
         ({"examples": [GOOD], "source": "has space"}, "source"),
-        ({"examples": [{"question": "q", "db_id": "d"}]}, "examples.sql"),
+        ({"examples": [{"question": "q", "db_id": "d"}]}, "examples[0].sql"),
     ]
     with serve(store_copy, examples=intake(store_copy, catalog), options=options) as client:
         for body, field in cases:
