@@ -233,23 +233,25 @@ def _in_worker(
     """`function` in a worker process that is killed if it outlives the deadline."""
     started = time.perf_counter()
     try:
-        outcome = call_with_deadline(function, (db_path, sql, limits), limits.timeout_s)
-    except DeadlinePassed:
+        # elapsed: measured in the worker (starting one is not the query's time)
+        return call_with_deadline(function, (db_path, sql, limits), limits.timeout_s)
+    except DeadlinePassed as exc:
         log.debug("query worker killed at the deadline")
-        return QueryError(ErrorKind.TIMEOUT, _timeout_message(limits), None, _elapsed_ms(started))
+        return QueryError(ErrorKind.TIMEOUT, _timeout_message(limits), None, exc.waited_s * 1000)
     except WorkerDied as exc:
         message = f"the process running the query ended without an answer ({exc})"
         return QueryError(ErrorKind.ERROR, message, None, _elapsed_ms(started))
-    return dataclasses.replace(outcome, elapsed_ms=_elapsed_ms(started))
 
 
 def _run_guarded(db_path: Path, sql: str, limits: Limits, deadline: float) -> QueryOutcome:
     """In the worker: the sqlglot guard, then the engine."""
+    started = time.perf_counter()
     verdict = check_sql(sql, dialect="sqlite")
     if isinstance(verdict, Refusal):
         log.debug("refused (%s): %s", verdict.rule, verdict.message)
-        return QueryError(ErrorKind.REFUSED, verdict.message, verdict.rule)
-    return _run_here(db_path, sql, limits, deadline)
+        return QueryError(ErrorKind.REFUSED, verdict.message, verdict.rule, _elapsed_ms(started))
+    outcome = _run_here(db_path, sql, limits, deadline)
+    return dataclasses.replace(outcome, elapsed_ms=_elapsed_ms(started))
 
 
 def _run_here(db_path: Path, sql: str, limits: Limits, deadline: float) -> QueryOutcome:

@@ -187,9 +187,11 @@ SLOW_SINGLE_CALLS = {
 def test_the_deadline_holds_for_every_statement(name: str, concert_db: Path) -> None:
     sql, kind = SLOW_SINGLE_CALLS[name]
     before = file_sha256(concert_db)
-    outcome = execute(concert_db, sql, timeout_s=1.0)
+    # the statements stopped by a limit get time to reach it on a loaded machine
+    timeout_s = 1.0 if kind is ErrorKind.TIMEOUT else 5.0
+    outcome = execute(concert_db, sql, timeout_s=timeout_s)
     assert isinstance(outcome, QueryError) and outcome.kind is kind, outcome
-    assert outcome.elapsed_ms <= 1_500, outcome
+    assert outcome.elapsed_ms <= timeout_s * 1000 + 500, outcome
     assert file_sha256(concert_db) == before
     if name in ("zeroblob", "replace_growth"):
         assert "64 MiB limit" in outcome.message
@@ -212,6 +214,20 @@ def test_a_worker_that_dies_is_an_error_not_a_hang() -> None:
     with pytest.raises(WorkerDied, match="exit code -9"):
         call_with_deadline(_die, (), timeout_s=5)
     assert call_with_deadline(max, (1,), timeout_s=5) > 1  # max(1, deadline): a new worker
+
+
+def test_starting_a_worker_does_not_count_against_the_deadline() -> None:
+    """A new worker imports the called function's module (here one that takes 1.5 s, as sqlglot
+    can on a loaded machine) before the 1 s deadline starts."""
+    from schemagraph.sql import worker
+    from tests.sql.slow_import import answer
+
+    with worker._lock:
+        idle, worker._idle[:] = list(worker._idle), []
+    for old in idle:
+        old.kill()
+        old.wait()
+    assert call_with_deadline(answer, (), timeout_s=1.0) == 42
 
 
 def test_a_wide_cartesian_product_without_aggregation_stops_at_the_row_cap(
