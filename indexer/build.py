@@ -30,7 +30,7 @@ import shutil
 import time
 import uuid
 from collections import deque
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor, ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
@@ -53,7 +53,14 @@ from indexer.example_store import ExampleStore
 from indexer.journal import Journal, JournalRecord
 from indexer.knowledge import table_document
 from indexer.report import BuildReport
-from indexer.snapshot import QUESTION_FIELDS, write_snapshot
+from indexer.snapshot import (
+    QUESTION_FIELDS,
+    Chunk,
+    kept_rows,
+    payload_line,
+    unit_rows,
+    write_snapshot,
+)
 from indexer.store import QUESTIONS, TABLES, StoreLocation, build_lock, copy_build, open_client
 from providers import Embedder
 from schemagraph import (
@@ -709,8 +716,11 @@ def load_knowledge_base(
                 )
                 _copy_points(client, location.collection_name(TABLES, base), tables)
             timings["load_tables"] = time.perf_counter() - started
-            _write_snapshot(client, location, build_id, questions, tables, dim, timings)
-            return int(client.count(questions, exact=True).count), removed
+            count = int(client.count(questions, exact=True).count)
+            _write_snapshot(
+                client, location, build_id, base, gone, journal, count, None, dim, timings
+            )
+            return count, removed
         catalog, embedder = tables_of
         # Table documents are few (one per table): rebuilt whole, embeddings come from the cache.
         if client.collection_exists(tables):
@@ -724,9 +734,11 @@ def load_knowledge_base(
             for sample in [sample_database(db, seed=config.seed)]
             for t in db.tables
         ]
+        table_vectors: list[Any] = []
         for start in range(0, len(docs), UPSERT_BATCH):
             part = docs[start : start + UPSERT_BATCH]
             embedded = embedder.embed_documents([d["text"] for d in part])
+            table_vectors.append(embedded)
             client.upsert(
                 tables,
                 points=models.Batch(
@@ -741,43 +753,108 @@ def load_knowledge_base(
             if progress:
                 progress("tables", start + len(part), len(docs))
         timings["load_tables"] = time.perf_counter() - started
-        _write_snapshot(client, location, build_id, questions, tables, dim, timings)
-        return int(client.count(questions, exact=True).count), removed
+        table_rows: Chunk = (
+            unit_rows(np.concatenate(table_vectors) if docs else np.zeros((0, dim))),
+            [payload_line(d) for d in docs],
+            None,
+        )
+        count = int(client.count(questions, exact=True).count)
+        _write_snapshot(
+            client,
+            location,
+            build_id,
+            base,
+            gone,
+            journal,
+            count,
+            (len(docs), [table_rows]),
+            dim,
+            timings,
+        )
+        return count, removed
 
 
 def _write_snapshot(
     client: Any,
     location: StoreLocation,
     build_id: str,
-    questions: str,
-    tables: str,
+    base: str | None,
+    gone: Sequence[str],
+    journal: Journal,
+    count: int,
+    table_rows: tuple[int, Iterable[Chunk]] | None,
     dim: int,
     timings: dict[str, float],
 ) -> None:
-    """Embedded stores: the build's collections as flat files for readers (`indexer.snapshot`)."""
+    """Embedded stores: the build's collections as flat files for readers (`indexer.snapshot`),
+    from the base build's snapshot, the journal and the table documents (`table_rows`; None:
+    the base build's). A base whose snapshot cannot be derived from (written before snapshots
+    kept their keys) is read back from the build's Qdrant collections instead. `count`: the
+    questions in the collection, which the snapshot must hold too."""
     if not location.embedded:
         return
     started = time.perf_counter()
-
-    def points(collection: str, fields: Sequence[str] | None) -> Iterator[tuple[Any, Any]]:
-        for batch in _scroll_batches(client, collection, fields):
-            for point in batch:
-                vector = np.asarray(point.vector, dtype=np.float32)
-                norm = float(np.linalg.norm(vector))
-                yield (vector / norm if norm > 0 else vector), point.payload or {}
-
+    questions = location.collection_name(QUESTIONS, build_id)
+    tables = location.collection_name(TABLES, build_id)
+    question_rows = _derived_questions(location, base, gone, journal)
+    if question_rows is not None and question_rows[0] != count:
+        log.warning(
+            "build %s: the snapshot derived from build %s holds %d questions, the collection %d; "
+            "reading the collection back instead",
+            build_id,
+            base,
+            question_rows[0],
+            count,
+        )
+        question_rows = None
+    if question_rows is None:
+        question_rows = (count, _scrolled(client, questions, QUESTION_FIELDS))
+    if table_rows is None and base is not None:
+        table_rows = kept_rows(location.build_dir(base), TABLES)
+    if table_rows is None:
+        table_rows = (client.count(tables, exact=True).count, _scrolled(client, tables, None))
     write_snapshot(
-        location.build_dir(build_id),
-        {
-            QUESTIONS: (
-                client.count(questions, exact=True).count,
-                points(questions, QUESTION_FIELDS),
-            ),
-            TABLES: (client.count(tables, exact=True).count, points(tables, None)),
-        },
-        dim,
+        location.build_dir(build_id), {QUESTIONS: question_rows, TABLES: table_rows}, dim
     )
     timings["snapshot"] = time.perf_counter() - started
+
+
+def _derived_questions(
+    location: StoreLocation, base: str | None, gone: Sequence[str], journal: Journal
+) -> tuple[int, Iterator[Chunk]] | None:
+    """The build's question rows: the base snapshot's, less the removed traversals and the
+    points the journal replaces, then the journal's (None: the base snapshot has no keys)."""
+    new = journal.record_count()
+    if base is None:
+        return new, _journal_rows(journal)
+    kept = kept_rows(location.build_dir(base), QUESTIONS, set(gone), journal.point_ids())
+    if kept is None:
+        return None
+    count, rows = kept
+    return count + new, itertools.chain(rows, _journal_rows(journal))
+
+
+def _journal_rows(journal: Journal) -> Iterator[Chunk]:
+    for batch in journal.records(4096):
+        yield (
+            unit_rows([r.vector for r in batch]),
+            [payload_line(r.payload, QUESTION_FIELDS) for r in batch],
+            [f"{r.point_id}\t{r.traversal_key}" for r in batch],
+        )
+
+
+def _scrolled(client: Any, collection: str, fields: Sequence[str] | None) -> Iterator[Chunk]:
+    """Snapshot rows read back from a Qdrant collection (question rows with their keys)."""
+    asked = [*fields, "traversal_key"] if fields else None
+    for batch in _scroll_batches(client, collection, asked):
+        payloads = [p.payload or {} for p in batch]
+        yield (
+            unit_rows([p.vector for p in batch]),
+            [payload_line(p, fields) for p in payloads],
+            [f"{p.id}\t{q.get('traversal_key', '')}" for p, q in zip(batch, payloads, strict=True)]
+            if fields
+            else None,
+        )
 
 
 def _fast_local_writes(client: Any, collection: str) -> None:

@@ -102,5 +102,8 @@ class Journal:
                 for p, k, payload, v in rows
             ]
 
+    def point_ids(self) -> set[str]:
+        return {r[0] for r in self._conn.execute("SELECT point_id FROM records")}
+
     def record_count(self) -> int:
         return int(self._conn.execute("SELECT COUNT(*) FROM records").fetchone()[0])

@@ -8,13 +8,19 @@ map from disk (server workers share its pages), and the payload fields readers u
 lines in the same order. A retriever opening an embedded build reads these and never opens the
 Qdrant folder (`retriever.knowledge`). Written last, into a temporary folder renamed into place,
 so a snapshot that exists is complete; builds from before snapshots are read through Qdrant.
+
+A build writes its snapshot from what it already holds, never by reading its Qdrant collections
+back (which took 134 s of a 333 s incremental build at 10,000 databases): the base build's
+snapshot rows minus the removed traversals and the replaced points (`kept_rows`, which reads the
+`.keys` file: point id and traversal key per question row), then the journal's records, and the
+table documents it has just embedded.
 """
 
 from __future__ import annotations
 
 import json
 import shutil
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence, Set
 from pathlib import Path
 from typing import Any
 
@@ -25,38 +31,114 @@ SNAPSHOT_DIR = "snapshot"
 #: the question payload fields readers use (the rest stays in Qdrant: fingerprints, rewards...)
 QUESTION_FIELDS = ("db_id", "tables", "question", "sql", "origin", "synthesizer")
 
-Point = tuple[Sequence[float], Mapping[str, Any]]
+#: rows of a collection: unit vectors (n x dim), their payloads as JSON text, and, for the
+#: questions, "point_id<TAB>traversal_key" per row (which the next build derives its snapshot
+#: from), or None
+Chunk = tuple[npt.NDArray[np.float32], Sequence[str], Sequence[str] | None]
+
+
+def payload_line(payload: Mapping[str, Any], fields: Sequence[str] | None = None) -> str:
+    """A payload as the snapshot writes it (only `fields`, when given)."""
+    if fields is not None:
+        payload = {f: payload[f] for f in fields if f in payload}
+    return json.dumps(payload, ensure_ascii=False, separators=(",", ":"))
+
+
+def unit_rows(vectors: Any) -> npt.NDArray[np.float32]:
+    """`vectors` as float32 rows of norm 1 (zero rows stay zero)."""
+    matrix = np.asarray(vectors, dtype=np.float32)
+    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+    return np.divide(matrix, norms, out=matrix.copy(), where=norms > 0)
 
 
 def write_snapshot(
-    build_dir: Path, collections: Mapping[str, tuple[int, Iterable[Point]]], dim: int
+    build_dir: Path, collections: Mapping[str, tuple[int, Iterable[Chunk]]], dim: int
 ) -> Path:
-    """Write `collections` (name -> (point count, points)) under `build_dir/snapshot`, replacing
+    """Write `collections` (name -> (row count, chunks)) under `build_dir/snapshot`, replacing
     any earlier snapshot; returns its folder."""
     final = build_dir / SNAPSHOT_DIR
     tmp = build_dir / f".{SNAPSHOT_DIR}.tmp"
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir(parents=True)
-    for name, (count, points) in collections.items():
+    for name, (count, chunks) in collections.items():
         matrix = np.lib.format.open_memmap(
             tmp / f"{name}.npy", mode="w+", dtype=np.float32, shape=(count, dim)
         )
         written = 0
-        with (tmp / f"{name}.jsonl").open("w", encoding="utf-8") as lines:
-            for vector, payload in points:
-                if written == count:
+        keyed = True
+        with (
+            (tmp / f"{name}.jsonl").open("w", encoding="utf-8") as lines,
+            (tmp / f"{name}.keys").open("w", encoding="utf-8") as keys,
+        ):
+            for vectors, payloads, point_keys in chunks:
+                n = len(payloads)
+                if written + n > count:
                     raise ValueError(f"collection {name} holds more than its {count} points")
-                matrix[written] = vector
-                lines.write(json.dumps(payload, ensure_ascii=False, separators=(",", ":")))
-                lines.write("\n")
-                written += 1
+                matrix[written : written + n] = vectors
+                lines.writelines(f"{line}\n" for line in payloads)
+                keyed = keyed and point_keys is not None
+                if keyed and point_keys is not None:
+                    keys.writelines(f"{key}\n" for key in point_keys)
+                written += n
         if written != count:
             raise ValueError(f"collection {name}: {written} points read, {count} counted")
+        if not keyed or not count:
+            (tmp / f"{name}.keys").unlink()
         matrix.flush()
         del matrix
     shutil.rmtree(final, ignore_errors=True)
     tmp.rename(final)
     return final
+
+
+def kept_rows(
+    build_dir: Path,
+    name: str,
+    drop_keys: Set[str] = frozenset(),
+    drop_ids: Set[str] = frozenset(),
+    chunk: int = 8192,
+) -> tuple[int, Iterator[Chunk]] | None:
+    """The rows of `build_dir`'s snapshot of `name` whose traversal key is not in `drop_keys`
+    and whose point id is not in `drop_ids`, as (count, chunks), read without parsing a payload;
+    None when there is no snapshot, or something is to be dropped from one without keys."""
+    folder = build_dir / SNAPSHOT_DIR
+    matrix_file, lines_file = folder / f"{name}.npy", folder / f"{name}.jsonl"
+    keys_file = folder / f"{name}.keys"
+    if not (matrix_file.is_file() and lines_file.is_file()):
+        return None
+    vectors = np.load(matrix_file, mmap_mode="r")
+    if keys_file.is_file():
+        keys = keys_file.read_text(encoding="utf-8").splitlines()
+        keep = np.fromiter(
+            (
+                not (pid in drop_ids or key in drop_keys)
+                for pid, _, key in (k.partition("\t") for k in keys)
+            ),
+            dtype=bool,
+            count=len(keys),
+        )
+    elif drop_keys or drop_ids:
+        return None
+    else:
+        keys, keep = None, np.ones(len(vectors), dtype=bool)
+    if len(keep) != len(vectors):
+        raise ValueError(f"{folder}: {name} has {len(vectors)} vectors, {len(keep)} keys")
+
+    def chunks() -> Iterator[Chunk]:
+        with lines_file.open(encoding="utf-8") as lines:
+            for start in range(0, len(vectors), chunk):
+                stop = min(start + chunk, len(vectors))
+                part = [next(lines).rstrip("\n") for _ in range(start, stop)]
+                mask = keep[start:stop]
+                yield (
+                    np.asarray(vectors[start:stop][mask], dtype=np.float32),
+                    [line for line, k in zip(part, mask, strict=True) if k],
+                    None
+                    if keys is None
+                    else [k for k, m in zip(keys[start:stop], mask, strict=True) if m],
+                )
+
+    return int(keep.sum()), chunks()
 
 
 def read_snapshot(

@@ -31,6 +31,7 @@ from indexer import (
     validate_sql,
 )
 from indexer.metered import CallCounter, CountingEmbedder, CountingLLM
+from indexer.snapshot import QUESTION_FIELDS
 from providers import (
     CachedEmbedder,
     CachedLLM,
@@ -438,3 +439,80 @@ def test_an_embedded_build_is_read_from_its_snapshot_without_opening_qdrant(
         assert older.in_memory and older.question_count() == report.questions
     finally:
         older.close()
+
+
+def snapshot_rows(build: Path, name: str) -> dict[str, tuple[dict[str, Any], np.ndarray]]:
+    """A snapshot's rows by point id (questions: from its keys file) or by table."""
+    vectors = np.load(build / "snapshot" / f"{name}.npy")
+    payloads = [json.loads(line) for line in (build / "snapshot" / f"{name}.jsonl").open()]
+    if name == "tables":
+        ids = [f"{p['db_id']}.{p['table']}" for p in payloads]
+    else:
+        ids = (build / "snapshot" / f"{name}.keys").read_text().splitlines()
+    assert len(ids) == len(set(ids)) == len(payloads) == len(vectors)
+    return {i: (p, v) for i, p, v in zip(ids, payloads, vectors, strict=True)}
+
+
+def collection_rows(build: Path, name: str) -> dict[str, tuple[dict[str, Any], np.ndarray]]:
+    """The same rows read from the build's Qdrant collection."""
+    client = QdrantClient(path=str(build / "qdrant"))
+    try:
+        found, offset = [], None
+        while True:
+            batch, offset = client.scroll(
+                f"schemarag_{name}", limit=500, offset=offset, with_vectors=True
+            )
+            found.extend(batch)
+            if offset is None:
+                break
+    finally:
+        client.close()
+    rows = {}
+    for p in found:
+        payload = p.payload or {}
+        vector = np.asarray(p.vector, dtype=np.float32)
+        vector /= np.linalg.norm(vector)
+        if name == "tables":
+            rows[f"{payload['db_id']}.{payload['table']}"] = (payload, vector)
+        else:
+            fields = {f: payload[f] for f in QUESTION_FIELDS if f in payload}
+            rows[f"{p.id}\t{payload['traversal_key']}"] = (fields, vector)
+    return rows
+
+
+def assert_same_rows(build: Path) -> None:
+    for name in ("questions", "tables"):
+        ours, theirs = snapshot_rows(build, name), collection_rows(build, name)
+        assert ours.keys() == theirs.keys()
+        for key, (payload, vector) in ours.items():
+            assert payload == theirs[key][0]
+            np.testing.assert_allclose(vector, theirs[key][1], atol=1e-6)
+
+
+def test_an_incremental_snapshot_is_derived_and_equals_the_collections(
+    sample_copy: Path, tmp_path: Path
+) -> None:
+    """A build writes its snapshot from the base snapshot, the journal and the new table
+    documents, never by reading Qdrant back; it holds exactly what the collections hold, after
+    a change, a removed database, and from a base snapshot written without keys."""
+    import shutil
+
+    source = f"sqlite:{sample_copy / 'database'}"
+    location = StoreLocation.parse(tmp_path / "kb")
+    build_index(load_catalog([source]), location, template_services(), CONFIG)
+    assert_same_rows(location.build_dir(location.current() or ""))
+    with sqlite3.connect(sample_copy / "database" / "pets_1" / "pets_1.sqlite") as conn:
+        conn.execute("ALTER TABLE Pets ADD COLUMN color TEXT")
+    report = build_index(load_catalog([source]), location, template_services(), CONFIG)
+    assert report.removed > 0 and report.traversals_synthesized > 0
+    build = location.build_dir(location.current() or "")
+    assert_same_rows(build)
+    (build / "snapshot" / "questions.keys").unlink()  # as written before snapshots kept keys
+    shutil.rmtree(sample_copy / "database" / "concert_singer")
+    report = build_index(load_catalog([source]), location, template_services(), CONFIG)
+    assert report.traversals_removed > 0
+    newest = location.build_dir(location.current() or "")
+    assert_same_rows(newest)
+    assert not any(
+        p["db_id"] == "concert_singer" for p, _ in snapshot_rows(newest, "tables").values()
+    )
