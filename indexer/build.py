@@ -30,7 +30,7 @@ import shutil
 import time
 import uuid
 from collections import deque
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence, Set
 from concurrent.futures import Future, ProcessPoolExecutor, ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
@@ -264,6 +264,14 @@ def _build(
     todo_examples = sorted(k for k in examples.keyed if k not in prev_example_keys)
     gone = sorted((prev_keys - keyed.keys()) | (prev_example_keys - examples.keyed.keys()))
     base = previous if (previous and not config.full) else None
+    # Table documents of a database whose schema did not change are the base build's (its
+    # values are not sampled again); all are rewritten when the sampling seed changed.
+    table_signature = {"seed": config.seed}
+    stale = None
+    if base and prev_manifest.get("table_documents") == table_signature:
+        now = {db.id: database_fingerprint(db) for db in catalog}
+        before = dict(prev_manifest.get("databases") or {})
+        stale = {d for d, fp in now.items() if before.get(d) != fp} | (before.keys() - now.keys())
     dropped_now = [d for d in examples.dropped if d.id in served_examples]
     for dropped in dropped_now:
         log.warning("user example %s (%s) left out: %s", dropped.id, dropped.where, dropped.reason)
@@ -320,6 +328,7 @@ def _build(
             config,
             dim=services.embedder.dim,
             tables_of=(catalog, services.embedder),
+            stale=stale,
             progress=services.progress,
             timings=timings,
         )
@@ -377,6 +386,7 @@ def _build(
         # users' examples in this build: example id -> record key (indexer.example_records)
         "examples": published_examples,
         "layout": asdict(config.layout),
+        "table_documents": table_signature,
         "report": report.as_dict(),
     }
     _write_json(location.build_dir(build_id) / "manifest.json", manifest)
@@ -639,12 +649,15 @@ def load_knowledge_base(
     *,
     dim: int,
     tables_of: tuple[Catalog, Embedder] | None,
+    stale: Set[str] | None = None,
     progress: Callable[[str, int, int], None] | None = None,
     timings: dict[str, float] | None = None,
 ) -> tuple[int, int]:
     """Fill the build's collections from the base build and the journal; returns the number of
     question records and the number removed. `tables_of`: the catalog whose table documents to
-    write, with their embedder (None: keep the base build's). Safe to redo from the start after
+    write, with their embedder (None: keep the base build's); `stale`: with a base, only these
+    databases' documents are rewritten (or removed, when the catalog no longer has them), the
+    others are the base build's (None: all rewritten). Safe to redo from the start after
     a crash. `progress` hears ("load", done, total) and ("tables", done, total); `timings` gets
     the seconds of loading the questions ("load_questions") and the table documents
     ("load_tables")."""
@@ -708,70 +721,101 @@ def load_knowledge_base(
                 progress("load", loaded, total)
         timings["load_questions"] = time.perf_counter() - started
         started = time.perf_counter()
-        if tables_of is None:
-            assert base is not None
-            if not location.embedded:  # embedded: the copied folder holds them already
-                client.create_collection(
-                    tables, **config.layout.create_options(dim, dot, questions=False)
-                )
-                _copy_points(client, location.collection_name(TABLES, base), tables)
-            timings["load_tables"] = time.perf_counter() - started
-            count = int(client.count(questions, exact=True).count)
-            _write_snapshot(
-                client, location, build_id, base, gone, journal, count, None, dim, timings
+        table_rows = _load_tables(
+            client, location, build_id, base, tables_of, stale, config, dim, progress
+        )
+        timings["load_tables"] = time.perf_counter() - started
+        count = int(client.count(questions, exact=True).count)
+        _write_snapshot(
+            client, location, build_id, base, gone, journal, count, table_rows[1], dim, timings
+        )
+        return count, removed
+
+
+def _load_tables(
+    client: Any,
+    location: StoreLocation,
+    build_id: str,
+    base: str | None,
+    tables_of: tuple[Catalog, Embedder] | None,
+    stale: Set[str] | None,
+    config: BuildConfig,
+    dim: int,
+    progress: Callable[[str, int, int], None] | None,
+) -> tuple[int, tuple[int, Iterable[Chunk]] | None]:
+    """Fill the build's table collection: the base build's documents except those of the
+    `stale` databases, plus new documents for the catalog's databases that are stale (all of
+    them when `stale` is None and there is no base to keep). Returns the number of new
+    documents and the snapshot rows (None: read them back from the collection)."""
+    from qdrant_client import models
+
+    tables = location.collection_name(TABLES, build_id)
+    keep = tables_of is None or (base is not None and stale is not None)
+    stale = set() if tables_of is None else stale
+    if keep:
+        assert base is not None and stale is not None
+        if not location.embedded:  # embedded: the copied folder holds them already
+            client.create_collection(
+                tables, **config.layout.create_options(dim, models.Distance.DOT, questions=False)
             )
-            return count, removed
-        catalog, embedder = tables_of
-        # Table documents are few (one per table): rebuilt whole, embeddings come from the cache.
+            _copy_points(client, location.collection_name(TABLES, base), tables)
+        for start in range(0, len(stale), 512):
+            selector = models.Filter(
+                must=[
+                    models.FieldCondition(
+                        key="db_id", match=models.MatchAny(any=sorted(stale)[start : start + 512])
+                    )
+                ]
+            )
+            client.delete(tables, points_selector=models.FilterSelector(filter=selector))
+    else:
         if client.collection_exists(tables):
             client.delete_collection(tables)
-        client.create_collection(tables, **config.layout.create_options(dim, dot, questions=False))
-        if location.embedded:
-            _fast_local_writes(client, tables)
+        client.create_collection(
+            tables, **config.layout.create_options(dim, models.Distance.DOT, questions=False)
+        )
+    if location.embedded:
+        _fast_local_writes(client, tables)
+    docs: list[dict[str, Any]] = []
+    vectors: list[Any] = [np.zeros((0, dim), dtype=np.float32)]
+    if tables_of is not None:
+        catalog, embedder = tables_of
         docs = [
             table_document(db, t, sample)
             for db in catalog
+            if stale is None or db.id in stale
             for sample in [sample_database(db, seed=config.seed)]
             for t in db.tables
         ]
-        table_vectors: list[Any] = []
         for start in range(0, len(docs), UPSERT_BATCH):
             part = docs[start : start + UPSERT_BATCH]
-            embedded = embedder.embed_documents([d["text"] for d in part])
-            table_vectors.append(embedded)
+            vectors.append(embedder.embed_documents([d["text"] for d in part]))
             client.upsert(
                 tables,
                 points=models.Batch(
-                    ids=[
-                        str(uuid.uuid5(POINT_NAMESPACE, f"{d['db_id']}\x1f{d['table']}"))
-                        for d in part
-                    ],
-                    vectors=embedded.tolist(),
+                    ids=[table_point_id(d) for d in part],
+                    vectors=vectors[-1].tolist(),
                     payloads=part,
                 ),
             )
             if progress:
                 progress("tables", start + len(part), len(docs))
-        timings["load_tables"] = time.perf_counter() - started
-        table_rows: Chunk = (
-            unit_rows(np.concatenate(table_vectors) if docs else np.zeros((0, dim))),
-            [payload_line(d) for d in docs],
-            None,
-        )
-        count = int(client.count(questions, exact=True).count)
-        _write_snapshot(
-            client,
-            location,
-            build_id,
-            base,
-            gone,
-            journal,
-            count,
-            (len(docs), [table_rows]),
-            dim,
-            timings,
-        )
-        return count, removed
+    new: Chunk = (
+        unit_rows(np.concatenate(vectors)),
+        [payload_line(d) for d in docs],
+        [f"{table_point_id(d)}\t{d['db_id']}" for d in docs],
+    )
+    if not keep:
+        return len(docs), (len(docs), [new])
+    assert base is not None and stale is not None
+    kept = kept_rows(location.build_dir(base), TABLES, drop_keys=stale)
+    if kept is None:
+        return len(docs), None
+    return len(docs), (kept[0] + len(docs), itertools.chain(kept[1], [new]))
+
+
+def table_point_id(document: dict[str, Any]) -> str:
+    return str(uuid.uuid5(POINT_NAMESPACE, f"{document['db_id']}\x1f{document['table']}"))
 
 
 def _write_snapshot(
@@ -787,10 +831,9 @@ def _write_snapshot(
     timings: dict[str, float],
 ) -> None:
     """Embedded stores: the build's collections as flat files for readers (`indexer.snapshot`),
-    from the base build's snapshot, the journal and the table documents (`table_rows`; None:
-    the base build's). A base whose snapshot cannot be derived from (written before snapshots
-    kept their keys) is read back from the build's Qdrant collections instead. `count`: the
-    questions in the collection, which the snapshot must hold too."""
+    from the base build's snapshot, the journal and the table rows of `_load_tables`. Rows that
+    cannot be derived (a base snapshot written before snapshots kept keys) or whose count is
+    not the collection's (`count` questions) are read back from the collections instead."""
     if not location.embedded:
         return
     started = time.perf_counter()
@@ -809,10 +852,19 @@ def _write_snapshot(
         question_rows = None
     if question_rows is None:
         question_rows = (count, _scrolled(client, questions, QUESTION_FIELDS))
-    if table_rows is None and base is not None:
-        table_rows = kept_rows(location.build_dir(base), TABLES)
+    table_count = client.count(tables, exact=True).count
+    if table_rows is not None and table_rows[0] != table_count:
+        log.warning(
+            "build %s: the snapshot derived from build %s holds %d tables, the collection %d; "
+            "reading the collection back instead",
+            build_id,
+            base,
+            table_rows[0],
+            table_count,
+        )
+        table_rows = None
     if table_rows is None:
-        table_rows = (client.count(tables, exact=True).count, _scrolled(client, tables, None))
+        table_rows = (table_count, _scrolled(client, tables, None))
     write_snapshot(
         location.build_dir(build_id), {QUESTIONS: question_rows, TABLES: table_rows}, dim
     )

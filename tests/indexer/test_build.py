@@ -490,29 +490,46 @@ def assert_same_rows(build: Path) -> None:
 
 
 def test_an_incremental_snapshot_is_derived_and_equals_the_collections(
-    sample_copy: Path, tmp_path: Path
+    sample_copy: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A build writes its snapshot from the base snapshot, the journal and the new table
     documents, never by reading Qdrant back; it holds exactly what the collections hold, after
-    a change, a removed database, and from a base snapshot written without keys."""
+    a change, a removed database, and from a base snapshot written without keys. Only changed
+    databases are sampled again for their table documents."""
     import shutil
 
+    import indexer.build
+
+    sampled: set[str] = set()
+    sample = indexer.build.sample_database
+
+    def spy(db: Database, **options: Any) -> DatabaseSample | None:
+        sampled.add(db.id)
+        return sample(db, **options)
+
+    monkeypatch.setattr(indexer.build, "sample_database", spy)
     source = f"sqlite:{sample_copy / 'database'}"
     location = StoreLocation.parse(tmp_path / "kb")
     build_index(load_catalog([source]), location, template_services(), CONFIG)
     assert_same_rows(location.build_dir(location.current() or ""))
+    assert len(sampled) == 8
     with sqlite3.connect(sample_copy / "database" / "pets_1" / "pets_1.sqlite") as conn:
         conn.execute("ALTER TABLE Pets ADD COLUMN color TEXT")
+    sampled.clear()
     report = build_index(load_catalog([source]), location, template_services(), CONFIG)
     assert report.removed > 0 and report.traversals_synthesized > 0
+    assert sampled == {"pets_1"}
     build = location.build_dir(location.current() or "")
     assert_same_rows(build)
+    assert "color" in snapshot_rows(build, "tables")["pets_1.Pets"][0]["columns"]
     (build / "snapshot" / "questions.keys").unlink()  # as written before snapshots kept keys
+    (build / "snapshot" / "tables.keys").unlink()
     shutil.rmtree(sample_copy / "database" / "concert_singer")
+    sampled.clear()
     report = build_index(load_catalog([source]), location, template_services(), CONFIG)
-    assert report.traversals_removed > 0
+    assert report.traversals_removed > 0 and not sampled
     newest = location.build_dir(location.current() or "")
     assert_same_rows(newest)
-    assert not any(
-        p["db_id"] == "concert_singer" for p, _ in snapshot_rows(newest, "tables").values()
-    )
+    assert {p["db_id"] for p, _ in snapshot_rows(newest, "tables").values()} == {
+        db.id for db in load_catalog([source])
+    }
