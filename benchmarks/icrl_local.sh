@@ -4,11 +4,12 @@
 # model (benchmarks/fetch_local_model.py). Replies are cached in OUT/cache.sqlite: a rerun
 # costs no model call.
 #
-#     benchmarks/icrl_local.sh [MODEL.gguf] [OUT]
+#     benchmarks/icrl_local.sh [MODEL.gguf] [OUT] [LABEL]     (LABEL: llm05, the knowledge base's name)
 set -e
 cd "$(dirname "$0")/.."
 M=${1:-.schemarag/models/qwen2.5-coder-0.5b-instruct-q4_k_m.gguf}
 I=${2:-.schemarag/icrl}
+L=${3:-llm05}
 mkdir -p "$I"
 DBS="concert_singer pets_1 employee_hire_evaluation flight_2 car_1"
 .venv/bin/python - <<PY
@@ -31,8 +32,8 @@ SET="--chains 1 --iterations 2 --max-per-database 2 --walks 1"
 echo "$(date +%T) template build" >> $I/log
 SCHEMARAG_CACHE=$I/cache.sqlite .venv/bin/schemarag index build spider:$I/pool --store $I/kb-template $SET --report $I/kb-template.json > $I/kb-template.out 2>&1
 echo "$(date +%T) llm build" >> $I/log
-SCHEMARAG_CACHE=$I/cache.sqlite .venv/bin/schemarag index build spider:$I/pool --store $I/kb-llm05 $SET --synthesizer llamacpp:$M --feedback llamacpp:$M --report $I/kb-llm05.json > $I/kb-llm05.out 2>&1
-for kb in template llm05; do
+SCHEMARAG_CACHE=$I/cache.sqlite .venv/bin/schemarag index build spider:$I/pool --store $I/kb-$L $SET --synthesizer llamacpp:$M --feedback llamacpp:$M --report $I/kb-$L.json > $I/kb-$L.out 2>&1
+for kb in template $L; do
   echo "$(date +%T) recall $kb" >> $I/log
   .venv/bin/schemarag bench recall --tables $I/pool/tables.json --questions $I/dev5.json --databases $I/pool/database --store $I/kb-$kb --json $I/recall-$kb.json --per-question > $I/recall-$kb.out 2>&1 || echo "recall $kb failed" >> $I/log
 done
