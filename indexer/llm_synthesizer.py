@@ -135,8 +135,16 @@ class LLMSynthesizer:
             seen.add(_normalize(pair.question))
             pairs.append(pair)
         if not pairs:
+            # Said as what to do: told only what was wrong ("the array is empty", "unknown
+            # table 'maker_list'"), Qwen2.5-Coder-1.5B answered the retry with [] 11 times in
+            # 31 traversals, leaving them without a question.
             detail = "; ".join(problems[:5]) or "the array is empty"
-            raise ValueError(f"no usable question/SQL pair ({detail})")
+            tables = ", ".join(t.name for t in scope.tables)
+            raise ValueError(
+                f"no usable question/SQL pair ({detail}). Write {count} new question/SQL "
+                f"pair{'s' if count > 1 else ''} using only these tables and their columns "
+                f"as the schema shows them: {tables}"
+            )
         if problems:
             log.info(
                 "%s: dropped %d of %d pairs: %s", self.name, len(problems), len(items), problems

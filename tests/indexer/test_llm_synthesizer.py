@@ -123,6 +123,23 @@ def test_a_table_of_the_database_outside_the_traversal_is_refused(catalog: Catal
     assert llm.call_count == 2  # asked once more with the reason
 
 
+def test_the_retry_says_what_to_write_not_only_what_was_wrong(catalog: Catalog) -> None:
+    """Real replies of Qwen2.5-Coder-1.5B (ICRL on car_1): a join to a table the database does
+    not have; told only that, it answered the retry with an empty array."""
+    db = catalog.database("pets_1")
+    request = SynthesisRequest(db, Traversal(db.id, ("Pets",), "enumerated"), None)
+    joins = {
+        "question": "Which pets belong to owners called Smith?",
+        "sql": "SELECT T1.PetID FROM Pets AS T1 INNER JOIN owner_list AS T2 ON T1.PetID = T2.PetID",
+    }
+    llm = ScriptedLLM([json.dumps(joins), "```json\n[]\n```"])
+    assert LLMSynthesizer(llm).synthesize(request) == []
+    retry = llm.calls[1].messages[-1].content
+    assert "unknown table 'owner_list'" in retry
+    assert "Write 1 new question/SQL pair using only these tables" in retry
+    assert "as the schema shows them: Pets\n" in retry
+
+
 def test_a_fenced_reply_with_prose_parses(request_: SynthesisRequest) -> None:
     reply = "Here you go:\n```json\n" + json.dumps({"pairs": [GOOD]}) + "\n```\nEnjoy."
     pairs = LLMSynthesizer(ScriptedLLM(reply)).synthesize(request_)
