@@ -851,7 +851,7 @@ def _write_snapshot(
         )
         question_rows = None
     if question_rows is None:
-        question_rows = (count, _scrolled(client, questions, QUESTION_FIELDS))
+        question_rows = (count, _scrolled(client, questions, QUESTION_FIELDS, "traversal_key"))
     table_count = client.count(tables, exact=True).count
     if table_rows is not None and table_rows[0] != table_count:
         log.warning(
@@ -864,7 +864,7 @@ def _write_snapshot(
         )
         table_rows = None
     if table_rows is None:
-        table_rows = (table_count, _scrolled(client, tables, None))
+        table_rows = (table_count, _scrolled(client, tables, None, "db_id"))
     write_snapshot(
         location.build_dir(build_id), {QUESTIONS: question_rows, TABLES: table_rows}, dim
     )
@@ -895,17 +895,18 @@ def _journal_rows(journal: Journal) -> Iterator[Chunk]:
         )
 
 
-def _scrolled(client: Any, collection: str, fields: Sequence[str] | None) -> Iterator[Chunk]:
-    """Snapshot rows read back from a Qdrant collection (question rows with their keys)."""
-    asked = [*fields, "traversal_key"] if fields else None
+def _scrolled(
+    client: Any, collection: str, fields: Sequence[str] | None, key: str
+) -> Iterator[Chunk]:
+    """Snapshot rows read back from a Qdrant collection, keyed by point id and the payload's
+    `key` (the traversal key of a question, the database of a table)."""
+    asked = [*fields, key] if fields else None
     for batch in _scroll_batches(client, collection, asked):
         payloads = [p.payload or {} for p in batch]
         yield (
             unit_rows([p.vector for p in batch]),
             [payload_line(p, fields) for p in payloads],
-            [f"{p.id}\t{q.get('traversal_key', '')}" for p, q in zip(batch, payloads, strict=True)]
-            if fields
-            else None,
+            [f"{p.id}\t{q.get(key, '')}" for p, q in zip(batch, payloads, strict=True)],
         )
 
 

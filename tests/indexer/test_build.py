@@ -530,6 +530,8 @@ def test_an_incremental_snapshot_is_derived_and_equals_the_collections(
     assert report.traversals_removed > 0 and not sampled
     newest = location.build_dir(location.current() or "")
     assert_same_rows(newest)
+    for name in ("questions", "tables"):  # read back, keyed again for the next build
+        assert (newest / "snapshot" / f"{name}.keys").is_file()
     assert {p["db_id"] for p, _ in snapshot_rows(newest, "tables").values()} == {
         db.id for db in load_catalog([source])
     }
