@@ -12,8 +12,8 @@ so a snapshot that exists is complete; builds from before snapshots are read thr
 A build writes its snapshot from what it already holds, never by reading its Qdrant collections
 back (which took 134 s of a 333 s incremental build at 10,000 databases): the base build's
 snapshot rows minus the removed traversals and the replaced points (`kept_rows`, which reads the
-`.keys` file: point id and traversal key per question row), then the journal's records, and the
-table documents it has just embedded.
+`.keys` file: point id and traversal key per question row), then the journal's records; and the
+base build's table documents minus those of changed databases, then their new documents.
 """
 
 from __future__ import annotations
@@ -31,9 +31,9 @@ SNAPSHOT_DIR = "snapshot"
 #: the question payload fields readers use (the rest stays in Qdrant: fingerprints, rewards...)
 QUESTION_FIELDS = ("db_id", "tables", "question", "sql", "origin", "synthesizer")
 
-#: rows of a collection: unit vectors (n x dim), their payloads as JSON text, and, for the
-#: questions, "point_id<TAB>traversal_key" per row (which the next build derives its snapshot
-#: from), or None
+#: rows of a collection: unit vectors (n x dim), their payloads as JSON text, and their keys
+#: ("point_id<TAB>traversal_key" per question, "point_id<TAB>db_id" per table, which the next
+#: build derives its snapshot from), or None
 Chunk = tuple[npt.NDArray[np.float32], Sequence[str], Sequence[str] | None]
 
 
@@ -82,7 +82,7 @@ def write_snapshot(
                 written += n
         if written != count:
             raise ValueError(f"collection {name}: {written} points read, {count} counted")
-        if not keyed or not count:
+        if not keyed:
             (tmp / f"{name}.keys").unlink()
         matrix.flush()
         del matrix
@@ -98,9 +98,10 @@ def kept_rows(
     drop_ids: Set[str] = frozenset(),
     chunk: int = 8192,
 ) -> tuple[int, Iterator[Chunk]] | None:
-    """The rows of `build_dir`'s snapshot of `name` whose traversal key is not in `drop_keys`
-    and whose point id is not in `drop_ids`, as (count, chunks), read without parsing a payload;
-    None when there is no snapshot, or something is to be dropped from one without keys."""
+    """The rows of `build_dir`'s snapshot of `name` whose key (traversal key or database) is not
+    in `drop_keys` and whose point id is not in `drop_ids`, as (count, chunks), read without
+    parsing a payload; None when there is no snapshot, or something is to be dropped from one
+    without keys."""
     folder = build_dir / SNAPSHOT_DIR
     matrix_file, lines_file = folder / f"{name}.npy", folder / f"{name}.jsonl"
     keys_file = folder / f"{name}.keys"
