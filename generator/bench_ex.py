@@ -114,6 +114,8 @@ def _run_setting(
     calls = [0, 0]  # made, of which answered from the cache
     errors: list[str] = []
     right_db = 0
+    chosen: list[str | None] = []
+    wrong_db: list[bool] = []
     attempts: list[tuple[int, int, str, str]] = []  # (question, attempt, sql, verdict)
     for number, question in enumerate(questions, 1):
         meter = UsageMeter(prices)
@@ -131,8 +133,10 @@ def _run_setting(
                 (number, a.number, a.candidate.sql or "", a.verdict)
                 for a in generation.actor_critic.attempts
             )
+        chosen.append(db_id)
         right_db += db_id is not None and fold(db_id) == fold(question.db_id)
-        if db_id is not None and fold(db_id) != fold(question.db_id):
+        wrong_db.append(db_id is not None and fold(db_id) != fold(question.db_id))
+        if wrong_db[-1]:
             sql = None  # the query runs on the wrong database: wrong, whatever it returns
         cases.append(EvalCase(number, question.sql, question.db_id, " ".join((sql or "").split())))
         total = meter.report()["total"]
@@ -175,7 +179,11 @@ def _run_setting(
                 "hardness": case["hardness"],
                 "predicted": prediction.pred_sql,
                 "correct": case["correct"],
-                "pred_error": case["pred_error"],
+                "pred_error": "wrong database"
+                if wrong_db[case["line"] - 1]
+                else case["pred_error"],
+                # the database the SQL was written for (the retriever's choice when retrieved)
+                "database": chosen[case["line"] - 1],
                 "tokens": tokens[case["line"] - 1],
                 "seconds": round(seconds[case["line"] - 1], 2),
             }

@@ -267,6 +267,35 @@ def test_bench_ex_measures_the_critics_p_q_s_from_the_actor_critic_attempts(
     assert (rates["q"], rates["s"], rates["attempts"]) == (0.0, 1.0, 6)
 
 
+def test_bench_ex_retrieved_names_the_database_each_question_was_routed_to(
+    tmp_path: Path, sample_dir: Path
+) -> None:
+    folder = _tiny_spider(tmp_path, sample_dir)
+    # the second question is about singers but its gold database is pets_1: routed elsewhere
+    questions = [
+        ("concert_singer", "How many singers do we have?", "SELECT count(*) FROM singer"),
+        ("pets_1", "How many singers do we have?", "SELECT count(*) FROM Pets"),
+    ]
+    (folder / "dev.json").write_text(
+        json.dumps([{"db_id": d, "question": q, "query": sql} for d, q, sql in questions])
+    )
+    store = str(tmp_path / "kb")
+    embedder = ["--embedder", "hashing:64"]
+    build = ["index", "build", f"spider:{folder}", "--store", store, *embedder, "--no-cache"]
+    assert main([*build, "--chains", "1", "--max-per-database", "2"]) == 0
+    out = tmp_path / "ex.json"
+    argv = ["ex", "--data", str(folder), "--settings", "retrieved", "--store", store, *embedder]
+    argv += ["--llm", "scripted:SELECT count(*) FROM singer", "--json", str(out)]
+    assert bench(argv) == 0
+    setting = json.loads(out.read_text())["settings"]["retrieved"]
+    answers = [(q["database"], q["correct"], q["pred_error"]) for q in setting["per_question"]]
+    assert answers == [
+        ("concert_singer", True, None),
+        ("concert_singer", False, "wrong database"),
+    ]
+    assert setting["database_accuracy"] == 50.0
+
+
 def test_bench_ex_sample_is_stratified_and_names_its_questions(
     tmp_path: Path, sample_dir: Path
 ) -> None:
