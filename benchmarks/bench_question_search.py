@@ -9,8 +9,10 @@ questions embedded by MiniLM, both on one thread:
 
 - latency per query (p50, p99) of the top-50 search the retriever makes;
 - recall@50 of HNSW against the exact top 50 (the share of the exact hits it returns), and
-  whether the best hit agrees;
-- HNSW build seconds and the shard's size on disk, at two `ef` settings.
+  whether the best hit agrees; and the same counting ties as agreement (a hit whose score equals
+  the exact 50th score, or a best hit whose score equals the exact best: the template's questions
+  of one traversal are near-duplicates, and which of two equal scores comes first is arbitrary);
+- HNSW build seconds and the shard's size on disk, at several `ef` settings.
 
     flock /tmp/heavy.lock .venv/bin/python benchmarks/bench_question_search.py \
         --store .schemarag/estate/n10000/store --json OUT.json
@@ -37,6 +39,8 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 HITS = 50
+#: scores this close count as equal (float32 dot products of unit vectors)
+TIE = 1e-5
 
 
 def snapshot_vectors(store: Path) -> np.ndarray:
@@ -56,8 +60,11 @@ def percentiles(ms: list[float]) -> dict[str, float]:
             "p99_ms": round(float(np.percentile(ms, 99)), 3)}  # fmt: skip
 
 
-def exact(matrix: np.ndarray, queries: np.ndarray) -> tuple[list[np.ndarray], dict[str, float]]:
-    tops, ms = [], []
+def exact(
+    matrix: np.ndarray, queries: np.ndarray
+) -> tuple[list[np.ndarray], list[np.ndarray], dict[str, float]]:
+    """The exact top 50 per query, their scores, and the latency."""
+    tops, top_scores, ms = [], [], []
     for q in queries:
         t0 = time.perf_counter()
         scores = matrix @ q
@@ -65,11 +72,16 @@ def exact(matrix: np.ndarray, queries: np.ndarray) -> tuple[list[np.ndarray], di
         top = top[np.argsort(-scores[top])]
         ms.append((time.perf_counter() - t0) * 1000)
         tops.append(top)
-    return tops, percentiles(ms)
+        top_scores.append(scores[top])
+    return tops, top_scores, percentiles(ms)
 
 
 def hnsw(
-    matrix: np.ndarray, queries: np.ndarray, truth: list[np.ndarray], folder: Path
+    matrix: np.ndarray,
+    queries: np.ndarray,
+    truth: list[np.ndarray],
+    truth_scores: list[np.ndarray],
+    folder: Path,
 ) -> dict[str, Any]:
     import qdrant_edge as qe
 
@@ -101,9 +113,9 @@ def hnsw(
         "disk_mb": round(sum(f.stat().st_blocks * 512 for f in folder.rglob("*")) / 1e6, 1),
         "by_ef": {},
     }
-    for ef in (64, 128):
-        ms, overlap, same_best = [], [], 0
-        for q, want in zip(queries, truth, strict=True):
+    for ef in (64, 128, 256, 512):
+        ms, overlap, same_best, tied_overlap, tied_best = [], [], 0, [], 0
+        for q, want, want_scores in zip(queries, truth, truth_scores, strict=True):
             request = qe.QueryRequest(
                 query=qe.Query.Nearest(q.tolist(), using="q"),
                 limit=HITS,
@@ -115,10 +127,15 @@ def hnsw(
             ids = [int(p.id) for p in found]
             overlap.append(len(set(ids) & set(want.tolist())) / HITS)
             same_best += bool(ids) and ids[0] == int(want[0])
+            scores = np.array([p.score for p in found])
+            tied_overlap.append(float((scores >= want_scores[-1] - TIE).sum()) / HITS)
+            tied_best += bool(ids) and scores[0] >= want_scores[0] - TIE
         out["by_ef"][str(ef)] = {
             **percentiles(ms),
             "recall_at_50": round(float(np.mean(overlap)) * 100, 2),
             "same_best_hit": round(same_best / len(queries) * 100, 2),
+            "recall_at_50_ties_count": round(float(np.mean(tied_overlap)) * 100, 2),
+            "best_score_found": round(tied_best / len(queries) * 100, 2),
         }
     shard.close()
     return out
@@ -132,12 +149,12 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     matrix = np.ascontiguousarray(snapshot_vectors(args.store))
     queries = dev_queries(args.data)
-    truth, exact_ms = exact(matrix, queries)
+    truth, truth_scores, exact_ms = exact(matrix, queries)
     report: dict[str, Any] = {"store": str(args.store), "questions": len(matrix),
                               "queries": len(queries), "exact_numpy": exact_ms}  # fmt: skip
     folder = Path(tempfile.mkdtemp(prefix="edge-"))
     try:
-        report["hnsw_qdrant_edge"] = hnsw(matrix, queries, truth, folder)
+        report["hnsw_qdrant_edge"] = hnsw(matrix, queries, truth, truth_scores, folder)
     finally:
         shutil.rmtree(folder, ignore_errors=True)
     print(json.dumps(report, indent=1))
