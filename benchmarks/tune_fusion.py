@@ -37,7 +37,12 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from retriever import Retriever, load_files  # noqa: E402
-from retriever.fusion import DEFAULT_WEIGHTS, SIGNALS, scale, shift_dense  # noqa: E402
+from retriever.fusion import (  # noqa: E402
+    DEFAULT_WEIGHTS,
+    SIGNALS,
+    database_signals,
+    scaled_tables,
+)
 from schemagraph.model import fold  # noqa: E402
 
 SPIDER = REPO.parent / "shared/data/spider"
@@ -91,17 +96,10 @@ def database_features(retriever: Retriever, question: str) -> np.ndarray:
         np.maximum.at(top, db_of, values)
         return top
 
-    table = {
-        "dense": shift_dense(signals.table["dense"]),
-        "bm25": scale(signals.table["bm25"]),
-        "names": scale(signals.table["names"]),
-        "values": scale(signals.table["values"]),
-    }
-    out[:, 0] = scale(signals.db_votes)
-    for i, name in enumerate(SIGNALS[1:5], start=1):
-        out[:, i] = per_db(table[name])
-    if "semantic" in signals.database:
-        out[:, 5] = scale(signals.database["semantic"])
+    table = scaled_tables(signals, len(db_of))
+    shipped = database_signals(signals, table, db_of, n_dbs)
+    for i, name in enumerate(SIGNALS):
+        out[:, i] = shipped[name]
     # second-best table BM25: the per-database max with each database's best table removed
     bm25 = table["bm25"]
     best_row = np.full(n_dbs, -1)

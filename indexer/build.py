@@ -750,8 +750,9 @@ def _load_tables(
     from qdrant_client import models
 
     tables = location.collection_name(TABLES, build_id)
-    keep = tables_of is None or (base is not None and stale is not None)
-    stale = set() if tables_of is None else stale
+    if tables_of is None:
+        stale = set()  # no catalog: every base document is kept
+    keep = base is not None and stale is not None
     if keep:
         assert base is not None and stale is not None
         if not location.embedded:  # embedded: the copied folder holds them already
@@ -839,36 +840,33 @@ def _write_snapshot(
     started = time.perf_counter()
     questions = location.collection_name(QUESTIONS, build_id)
     tables = location.collection_name(TABLES, build_id)
-    question_rows = _derived_questions(location, base, gone, journal)
-    if question_rows is not None and question_rows[0] != count:
-        log.warning(
-            "build %s: the snapshot derived from build %s holds %d questions, the collection %d; "
-            "reading the collection back instead",
-            build_id,
-            base,
-            question_rows[0],
-            count,
-        )
-        question_rows = None
+    question_rows = _if_count(_derived_questions(location, base, gone, journal), count, "questions")
     if question_rows is None:
         question_rows = (count, _scrolled(client, questions, QUESTION_FIELDS, "traversal_key"))
     table_count = client.count(tables, exact=True).count
-    if table_rows is not None and table_rows[0] != table_count:
-        log.warning(
-            "build %s: the snapshot derived from build %s holds %d tables, the collection %d; "
-            "reading the collection back instead",
-            build_id,
-            base,
-            table_rows[0],
-            table_count,
-        )
-        table_rows = None
+    table_rows = _if_count(table_rows, table_count, "tables")
     if table_rows is None:
         table_rows = (table_count, _scrolled(client, tables, None, "db_id"))
     write_snapshot(
         location.build_dir(build_id), {QUESTIONS: question_rows, TABLES: table_rows}, dim
     )
     timings["snapshot"] = time.perf_counter() - started
+
+
+def _if_count(
+    rows: tuple[int, Iterable[Chunk]] | None, count: int, what: str
+) -> tuple[int, Iterable[Chunk]] | None:
+    """Derived snapshot `rows`, if they hold the collection's `count` points; None (read the
+    collection back) otherwise, with a warning."""
+    if rows is not None and rows[0] != count:
+        log.warning(
+            "the derived snapshot holds %d %s, the collection %d: reading the collection back",
+            rows[0],
+            what,
+            count,
+        )
+        return None
+    return rows
 
 
 def _derived_questions(

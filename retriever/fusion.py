@@ -30,6 +30,7 @@ database; the pool-wide table ranking adds `table_database` times its database's
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -211,18 +212,44 @@ def question_votes(
     return dbs, tables
 
 
-def fuse(
-    signals: Signals, db_of: npt.NDArray[np.int64], n_dbs: int, weights: FusionWeights
-) -> tuple[Array, Array, Array]:
-    """(database scores, table scores inside their database, pool-wide table scores)."""
-    scaled = {
+def scaled_tables(signals: Signals, n_tables: int) -> dict[str, Array]:
+    """Each table signal scaled over the pool (`dense` shifted by its median)."""
+    return {
         "questions": scale(signals.table_votes),
         "dense": shift_dense(signals.table["dense"]),
         "bm25": scale(signals.table["bm25"]),
         "names": scale(signals.table["names"]),
         "values": scale(signals.table["values"]),
-        "semantic": scale(signals.table.get("semantic", np.zeros(len(db_of)))),
+        "semantic": scale(signals.table.get("semantic", np.zeros(n_tables))),
     }
+
+
+def database_signals(
+    signals: Signals,
+    scaled: dict[str, Array],
+    db_of: npt.NDArray[np.int64],
+    n_dbs: int,
+    names: Sequence[str] = SIGNALS,
+) -> dict[str, Array]:
+    """Each signal in `names` per database, before weighting: the question votes, a signal
+    defined per database (`semantic` coverage), or the best of its tables' `scaled` values."""
+    out: dict[str, Array] = {}
+    for name in names:
+        if name == "questions":
+            out[name] = scale(signals.db_votes)
+        elif name in signals.database:
+            out[name] = scale(signals.database[name])
+        else:
+            out[name] = np.zeros(n_dbs)
+            np.maximum.at(out[name], db_of, scaled[name])
+    return out
+
+
+def fuse(
+    signals: Signals, db_of: npt.NDArray[np.int64], n_dbs: int, weights: FusionWeights
+) -> tuple[Array, Array, Array]:
+    """(database scores, table scores inside their database, pool-wide table scores)."""
+    scaled = scaled_tables(signals, len(db_of))
     table_score = np.zeros(len(db_of))
     for name, w in weights.table().items():
         if w:
@@ -232,17 +259,9 @@ def fuse(
             signals.user_table, signals.synthetic_best, weights
         )
     db_score = np.zeros(n_dbs)
-    for name, w in weights.database().items():
-        if not w:
-            continue
-        if name == "questions":
-            db_score += w * scale(signals.db_votes)
-        elif name in signals.database:
-            db_score += w * scale(signals.database[name])
-        else:
-            per_db = np.zeros(n_dbs)
-            np.maximum.at(per_db, db_of, scaled[name])
-            db_score += w * per_db
+    db_weights = {name: w for name, w in weights.database().items() if w}
+    for name, values in database_signals(signals, scaled, db_of, n_dbs, list(db_weights)).items():
+        db_score += db_weights[name] * values
     if signals.user_db is not None and weights.user:
         closeness = user_closeness(signals.user_db, signals.synthetic_best, weights)
         if weights.user_consensus and signals.user_share is not None:
