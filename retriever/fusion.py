@@ -245,6 +245,16 @@ def database_signals(
     return out
 
 
+def best_first(scores: Array, k: int) -> npt.NDArray[np.int64]:
+    """Positions of the `k` highest `scores`, best first, ties in position order: the head of
+    `np.argsort(-scores, kind="stable")` without sorting the whole pool."""
+    if k >= len(scores):
+        return np.argsort(-scores, kind="stable")
+    kth = np.partition(scores, len(scores) - k)[len(scores) - k]
+    candidates = np.flatnonzero(scores >= kth)
+    return candidates[np.argsort(-scores[candidates], kind="stable")][:k]
+
+
 def fuse(
     signals: Signals, db_of: npt.NDArray[np.int64], n_dbs: int, weights: FusionWeights
 ) -> tuple[Array, Array, Array]:

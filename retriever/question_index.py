@@ -7,9 +7,17 @@ as one unit-length float32 matrix and per-database row lists: a search is one ma
 product and a partial sort (~0.3 ms), and a filtered one touches only that database's rows.
 Scores are cosines, as Qdrant's for the DOT (unit vectors) and COSINE collections alike.
 
+Past `CELLS_FROM` questions (an estate of a few thousand databases) the scan is the largest
+cost of a query (35 ms for 267,000 questions on one core), so an unfiltered search probes cells
+instead (`Cells`, an inverted-file index: k-means centroids computed when the index is made, a
+query scans only the rows of its nearest cells). It is approximate: how much of the exact top 50
+it returns, and what that costs the database ranking, is measured in docs/BENCHMARKS.md
+("Question search engines").
+
 Memory: 4 bytes x dimension per question (1.5 KB with MiniLM; 1.5 GB for a million), plus the
 payload strings; read from a build's snapshot (`indexer.snapshot`) the matrix is mapped from
-disk, so server workers share it. Past a few million questions, serve from a Qdrant server.
+disk, so server workers share it (with cells, each process also holds the rows in cell order).
+Past a few million questions, serve from a Qdrant server.
 """
 
 from __future__ import annotations
@@ -21,6 +29,9 @@ import numpy as np
 import numpy.typing as npt
 
 from indexer.example_records import SYNTHETIC, USER
+
+#: an unfiltered search probes cells (`Cells`) when there are at least this many questions
+CELLS_FROM = 50_000
 
 
 class QuestionHit(NamedTuple):
@@ -84,6 +95,7 @@ class InMemoryQuestions:
         for i, record in enumerate(self._records):
             rows.setdefault(record[0], []).append(i)
         self._rows = {db: np.asarray(r, dtype=np.int64) for db, r in rows.items()}
+        self.cells = Cells(vectors) if len(vectors) >= CELLS_FROM else None
 
     def __len__(self) -> int:
         return len(self._records)
@@ -113,8 +125,10 @@ class InMemoryQuestions:
         if limit < 1:
             return [[] for _ in queries]
         norms = np.linalg.norm(queries, axis=1, keepdims=True)
-        scores = (queries / np.where(norms == 0, 1.0, norms)) @ self._vectors.T
-        return [self._hits(row, limit) for row in scores]
+        units = (queries / np.where(norms == 0, 1.0, norms)).astype(np.float32)
+        if self.cells is not None:
+            return [self._hits(s, limit, rows) for s, rows in map(self.cells.scores, units)]
+        return [self._hits(row, limit) for row in units @ self._vectors.T]
 
     def _hits(
         self,
@@ -131,6 +145,73 @@ class InMemoryQuestions:
         if rows is not None:
             return [QuestionHit(float(scores[i]), *records[rows[i]]) for i in top.tolist()]
         return [QuestionHit(float(scores[i]), *records[i]) for i in top.tolist()]
+
+
+class Cells:
+    """An inverted-file index over unit vectors: `count` k-means centroids (spherical k-means
+    on a sample, seeded), every row in the cell of its nearest centroid, the rows stored in cell
+    order. A query scores the centroids and then only the rows of its `probe` nearest cells.
+
+    Defaults, measured on the 267,247 questions of a 10,000-database estate: about 2 sqrt(n)
+    cells and a sixteenth of them probed (docs/BENCHMARKS.md, "Question search engines")."""
+
+    def __init__(
+        self,
+        vectors: npt.NDArray[np.floating[Any]],
+        *,
+        count: int | None = None,
+        probe: int | None = None,
+        iterations: int = 10,
+        seed: int = 0,
+    ) -> None:
+        n = len(vectors)
+        count = min(n, count or max(1, round(2 * np.sqrt(n))))
+        self.probe = min(count, probe or max(1, count // 16))
+        rng = np.random.default_rng(seed)
+        sample = np.asarray(vectors[np.sort(rng.choice(n, min(n, 40 * count), replace=False))])
+        centroids = sample[rng.choice(len(sample), count, replace=False)].astype(np.float32)
+        for _ in range(iterations):
+            centroids = _means(sample, _nearest(sample, centroids), centroids)
+        cell = np.concatenate(
+            [_nearest(vectors[s : s + 65_536], centroids) for s in range(0, n, 65_536)]
+        )
+        #: original row of each row in cell order
+        self.order = np.argsort(cell, kind="stable")
+        self.centroids = centroids
+        self.rows = np.ascontiguousarray(vectors[self.order], dtype=np.float32)
+        self.starts = np.searchsorted(cell[self.order], np.arange(count + 1))
+
+    def scores(
+        self, query: npt.NDArray[np.float32]
+    ) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.int64]]:
+        """The scores of the rows in `query`'s nearest cells, and those rows' original
+        positions."""
+        near = np.argpartition(-(self.centroids @ query), self.probe - 1)[: self.probe]
+        spans = [(self.starts[c], self.starts[c + 1]) for c in near.tolist()]
+        scores = np.concatenate([self.rows[a:b] @ query for a, b in spans])
+        return scores, self.order[np.concatenate([np.arange(a, b) for a, b in spans])]
+
+
+def _nearest(
+    vectors: npt.NDArray[np.floating[Any]], centroids: npt.NDArray[np.float32]
+) -> npt.NDArray[np.int64]:
+    return np.argmax(np.asarray(vectors, dtype=np.float32) @ centroids.T, axis=1)
+
+
+def _means(
+    sample: npt.NDArray[np.floating[Any]],
+    cell: npt.NDArray[np.int64],
+    centroids: npt.NDArray[np.float32],
+) -> npt.NDArray[np.float32]:
+    """Each cell's normalized mean (an empty cell keeps its centroid)."""
+    order = np.argsort(cell, kind="stable")
+    bounds = np.searchsorted(cell[order], np.arange(len(centroids)))
+    present = np.bincount(cell, minlength=len(centroids)) > 0
+    sums = np.zeros_like(centroids)
+    # between two present cells' first rows lie exactly the first one's rows
+    sums[present] = np.add.reduceat(np.asarray(sample, np.float32)[order], bounds[present], axis=0)
+    norms = np.linalg.norm(sums, axis=1, keepdims=True)
+    return np.where(norms > 0, sums / np.where(norms == 0, 1.0, norms), centroids)
 
 
 def _unit(vector: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:

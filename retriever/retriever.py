@@ -33,6 +33,7 @@ from retriever.fusion import (
     DEFAULT_WEIGHTS,
     FusionWeights,
     Signals,
+    best_first,
     fuse,
     question_votes,
     user_nearest,
@@ -356,7 +357,7 @@ class Retriever:
         db_score, table_score, pool_score = fuse(
             signals, self._db_of, len(self.db_ids), self.weights
         )
-        order = np.argsort(-db_score, kind="stable")[:top_databases]
+        order = best_first(db_score, top_databases)
         moved, twins = self.twins.separate(question, [self.db_ids[int(d)] for d in order])
         order = order[moved]
         databases = [self._rank_database(int(d), db_score, table_score, top_tables) for d in order]
@@ -460,7 +461,7 @@ class Retriever:
         head = [(best.db_id, t) for t in best.chosen_tables]
         seen = {(fold(d), fold(t)) for d, t in head}
         out = list(head)
-        for i in np.argsort(-pool_score, kind="stable")[: size + len(head)].tolist():
+        for i in best_first(pool_score, size + len(head)).tolist():
             if self._keys[i] not in seen:
                 out.append((self.entries[i].db_id, self.entries[i].table))
             if len(out) >= size:

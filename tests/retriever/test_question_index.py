@@ -12,8 +12,8 @@ from hypothesis.extra.numpy import arrays
 from qdrant_client import QdrantClient
 
 from providers import HashingEmbedder
-from retriever import KnowledgeBase, StoreNotReadyError
-from retriever.question_index import InMemoryQuestions
+from retriever import KnowledgeBase, StoreNotReadyError, question_index
+from retriever.question_index import Cells, InMemoryQuestions
 from tests.retriever.conftest import RECORDS
 
 QUESTIONS = [
@@ -108,3 +108,60 @@ def test_search_is_the_exact_top_k_by_cosine(
         np.testing.assert_allclose([-h.score for h in hits], expected, atol=1e-5)
         assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
         assert all(db_id in (None, h.db_id) for h in hits)
+
+
+def _unit_rows(rng: np.random.Generator, n: int, dim: int = 8) -> np.ndarray:
+    rows = rng.normal(size=(n, dim)).astype(np.float32)
+    return rows / np.linalg.norm(rows, axis=1, keepdims=True)
+
+
+@settings(max_examples=40, deadline=None)
+@given(n=st.integers(1, 300), count=st.integers(1, 40), seed=st.integers(0, 2**16))
+def test_cells_hold_every_row_once_and_a_stored_row_finds_itself(
+    n: int, count: int, seed: int
+) -> None:
+    vectors = _unit_rows(np.random.default_rng(seed), n)
+    cells = Cells(vectors, count=count, probe=1, seed=seed)
+
+    assert sorted(cells.order.tolist()) == list(range(n))
+    np.testing.assert_array_equal(cells.rows, vectors[cells.order])
+    for row in range(0, n, 7):
+        scores, rows = cells.scores(vectors[row])
+        assert row in rows.tolist()  # its own cell is the nearest one
+        np.testing.assert_allclose(scores, vectors[rows] @ vectors[row], atol=1e-5)
+
+
+def test_probing_every_cell_is_the_exact_search_and_fewer_cells_scan_fewer_rows(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    rng = np.random.default_rng(0)
+    vectors = _unit_rows(rng, 2_000)
+    payloads = [{"db_id": f"db{i % 7}", "question": f"q{i}"} for i in range(len(vectors))]
+    exact = InMemoryQuestions.from_unit_vectors(vectors, payloads)
+    monkeypatch.setattr(question_index, "CELLS_FROM", 1_000)
+    probed = InMemoryQuestions.from_unit_vectors(vectors, payloads)
+    assert exact.cells is None and probed.cells is not None
+    assert len(probed.cells.centroids) == round(2 * np.sqrt(2_000))  # 89 cells
+    assert probed.cells.probe == 89 // 16
+
+    queries = _unit_rows(rng, 20)
+    narrow = probed.search_many(queries, 10)
+    assert [len(h) for h in narrow] == [10] * 20
+    assert all(h.score <= 1.0 + 1e-6 for hits in narrow for h in hits)
+    assert max(len(probed.cells.scores(q)[0]) for q in queries) < len(vectors) / 3
+    probed.cells.probe = len(probed.cells.centroids)
+    wide = probed.search_many(queries, 10)
+    for hits, alone in zip(wide, exact.search_many(queries, 10), strict=True):
+        assert [h.question for h in hits] == [h.question for h in alone]
+    # a filtered search stays exact over the database's rows
+    assert [h.question for h in probed.search(queries[0], 5, "db3")] == [
+        h.question for h in exact.search(queries[0], 5, "db3")
+    ]
+
+
+def test_cells_are_reproducible_from_their_seed() -> None:
+    vectors = _unit_rows(np.random.default_rng(3), 500)
+    first, again, other = Cells(vectors), Cells(vectors), Cells(vectors, seed=1)
+    np.testing.assert_array_equal(first.centroids, again.centroids)
+    np.testing.assert_array_equal(first.order, again.order)
+    assert not np.array_equal(first.centroids, other.centroids)
