@@ -18,8 +18,11 @@ built (pass a `providers.CachedEmbedder` to make that a cache read on the next o
 embeds its new units in one call (`start`, given an executor, runs it while the retriever embeds
 the question: measured on two cores, 10 ms for both instead of 17); a unit that equals a schema
 name or word has its vector already. A unit's links (the tables it matches above the threshold,
-with `m - threshold`) are computed once, as (units x names) products, and remembered in a
-bounded memo: units recur from question to question, so a query mostly only sums known links.
+with `m - threshold`) are computed once and remembered in a bounded memo: units recur from
+question to question, so a query mostly only sums known links. Computing them costs a (units x
+names) product and, through an index from each name to the tables that have it, work in
+proportion to the tables of the names that pass the threshold; summing costs work in proportion
+to the links. No step goes through every table's names.
 """
 
 from __future__ import annotations
@@ -157,15 +160,16 @@ class SemanticLinker:
         if "" in position:
             self.vectors[position[""]] = 0.0
         self._known_vectors = known
+        #: each table's names: `_flat[_starts[t]:_starts[t + 1]]` (positions in `self.names`)
         self._flat = np.asarray(flat, dtype=np.int64)
         self._starts = np.asarray(starts, dtype=np.int64)
-        # tables reordered by database, for a per-database maximum with one reduceat
-        self._by_db = np.argsort(self._db_of, kind="stable")
-        sorted_dbs = self._db_of[self._by_db]
-        self._db_starts = np.minimum(
-            np.searchsorted(sorted_dbs, np.arange(n_dbs)), max(len(sorted_dbs) - 1, 0)
+        # the inverse: the tables that have name k, ascending, are
+        # `_name_tables[_name_starts[k]:_name_starts[k + 1]]`
+        table_of = np.repeat(np.arange(self._n_tables), np.diff(self._starts, append=len(flat)))
+        self._name_tables = table_of[np.argsort(self._flat, kind="stable")]
+        self._name_starts = np.concatenate(
+            ([0], np.cumsum(np.bincount(self._flat, minlength=len(self.names))))
         )
-        self._db_present = np.isin(np.arange(n_dbs), sorted_dbs)
         self._known = {n: i for i, n in enumerate(self.names + extra) if n}
         self._memo: dict[str, _Links] = {}
         self._memo_size = memo
@@ -211,15 +215,18 @@ class SemanticLinker:
             return SemanticLinks(np.zeros(self._n_tables), np.zeros(self._n_dbs), ())
         links = {found[i]: self._memo[found[i]] for i in range(len(found)) if i not in pending.new}
         links.update(self._new_links(pending))
-        evidence = np.zeros((len(found), self._n_tables))
-        for row, text in enumerate(found):
-            tables, values = links[text]
-            evidence[row, tables] = values
-        linked = (evidence > 0).sum(axis=1)
-        idf = np.log1p(self._n_tables / np.maximum(linked, 1))
-        per_db = np.maximum.reduceat(evidence[:, self._by_db], self._db_starts, axis=1)
-        per_db[:, ~self._db_present] = 0.0
-        return SemanticLinks(idf @ evidence, idf @ per_db, found)
+        # every link of every unit, flat: its unit's row, its table and its evidence
+        counts = np.array([len(links[text][0]) for text in found])
+        idf = np.log1p(self._n_tables / np.maximum(counts, 1))
+        rows = np.repeat(np.arange(len(found)), counts)
+        tables = np.concatenate([links[text][0] for text in found])
+        values = np.concatenate([links[text][1] for text in found])
+        table_scores = _scatter(tables, idf[rows] * values, self._n_tables)
+        # per database, a unit counts once, with its best table there
+        unit_db, best = _max_by(rows * self._n_dbs + self._db_of[tables], values)
+        row, db = np.divmod(unit_db, self._n_dbs)
+        db_scores = _scatter(db, idf[row] * best, self._n_dbs)
+        return SemanticLinks(table_scores, db_scores, found)
 
     def _new_links(self, pending: PendingLinks) -> dict[str, _Links]:
         """The links of `pending`'s new units (waits for the embedding it started), which
@@ -229,17 +236,33 @@ class SemanticLinker:
         vectors = pending.vectors
         if pending.future is not None:
             vectors[list(pending.missing)] = np.asarray(pending.future.result(), dtype=np.float32)
-        sims = vectors @ self.vectors.T  # units x names
-        # m(u, t): best cosine of unit u with a name of table t
-        per_table = np.maximum.reduceat(sims[:, self._flat], self._starts, axis=1)
-        per_table = per_table.astype(np.float64)
+        sims = (vectors @ self.vectors.T).astype(np.float64)  # units x names
         out: dict[str, _Links] = {}
         for row, i in enumerate(pending.new):
-            tables = np.flatnonzero(per_table[row] > self.threshold)
-            out[pending.units[i]] = (tables, per_table[row, tables] - self.threshold)
+            # m(u, t) > threshold: a name of t passes it, and m is the best of those names
+            names = np.flatnonzero(sims[row] > self.threshold)
+            lo, hi = self._name_starts[names], self._name_starts[names + 1]
+            spans = [self._name_tables[a:b] for a, b in zip(lo, hi, strict=True)]
+            tables = np.concatenate(spans) if spans else np.zeros(0, dtype=np.int64)
+            cosines = np.repeat(sims[row, names], hi - lo)
+            tables, best = _max_by(tables, cosines)
+            out[pending.units[i]] = (tables, best - self.threshold)
         with self._lock:
             for text, found in out.items():
                 if len(self._memo) >= self._memo_size:
                     break
                 self._memo[text] = found
         return out
+
+
+def _max_by(keys: npt.NDArray[np.int64], values: Array) -> tuple[npt.NDArray[np.int64], Array]:
+    """The distinct `keys` (>= 0), ascending, and the largest of `values` under each."""
+    order = np.argsort(keys)
+    keys, values = keys[order], values[order]
+    firsts = np.flatnonzero(np.diff(keys, prepend=-1))
+    return keys[firsts], np.maximum.reduceat(values, firsts)
+
+
+def _scatter(positions: npt.NDArray[np.int64], weights: Array, size: int) -> Array:
+    """`size` zeros, plus each weight at its position."""
+    return np.bincount(positions, weights, minlength=size).astype(np.float64)  # int when empty

@@ -5,16 +5,19 @@ A hashing embedder with a synonym table stands in for MiniLM: it embeds "vocalis
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Sequence
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from providers import HashingEmbedder
 from providers.embedding import Vectors
 from retriever import Retriever, entries_from_catalog
 from retriever.semantic import SemanticLinker, humanize, units
-from retriever.tables import embed_entries
+from retriever.tables import TableEntry, embed_entries
 from schemagraph import Catalog
 
 SYNONYMS = {"vocalists": "singer", "nation": "country", "melody title": "song name"}
@@ -144,3 +147,90 @@ def test_prepare_embeds_questions_and_their_new_words_in_one_call(
         np.testing.assert_allclose(
             signals.database["semantic"], alone.database["semantic"], rtol=1e-5
         )
+
+
+class DyadicEmbedder:
+    """Vectors of four entries in {-1/2, -1/4, 0, 1/4, 1/2}, drawn from a hash of the text: dot
+    products are exact in float32 and often equal to a threshold, and many texts collide."""
+
+    name = "dyadic"
+    dim = 4
+
+    def embed_documents(self, texts: Sequence[str]) -> Vectors:
+        rows = [[(b % 5 - 2) / 4 for b in hashlib.sha256(t.encode()).digest()[:4]] for t in texts]
+        return np.asarray(rows, dtype=np.float32).reshape(len(texts), self.dim)
+
+    def embed_query(self, text: str) -> Vectors:
+        return self.embed_documents([text])[0]
+
+
+def dense_links(
+    entries: Sequence[TableEntry],
+    db_of: np.ndarray,
+    n_dbs: int,
+    embedder: DyadicEmbedder,
+    threshold: float,
+    question: str,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Table and database scores as the module docstring defines them, with dense matrices."""
+    found = units(question)
+    if not found:
+        return np.zeros(len(entries)), np.zeros(n_dbs)
+    unit_vectors = embedder.embed_documents(found).astype(np.float64)
+    m = np.zeros((len(found), len(entries)))  # a table without names has a cosine of 0
+    for t, entry in enumerate(entries):
+        names = [humanize(n) for n in (entry.table, *entry.columns) if humanize(n)]
+        if names:
+            name_vectors = embedder.embed_documents(names).astype(np.float64)
+            m[:, t] = (unit_vectors @ name_vectors.T).max(axis=1)
+    evidence = np.where(m > threshold, m - threshold, 0.0)
+    idf = np.log1p(len(entries) / np.maximum((m > threshold).sum(axis=1), 1))
+    per_db = np.zeros((len(found), n_dbs))
+    for db in set(db_of.tolist()):
+        per_db[:, db] = evidence[:, db_of == db].max(axis=1)
+    return idf @ evidence, idf @ per_db
+
+
+_WORDS = ["singer", "song", "name", "country", "age", "year", "city", "concert", "id", "title"]
+_COLUMN = st.lists(st.sampled_from(_WORDS), min_size=1, max_size=2).map("_".join) | st.just("_")
+_ENTRIES = st.lists(
+    st.tuples(st.integers(0, 4), _COLUMN, st.lists(_COLUMN, max_size=4)), min_size=1, max_size=12
+)
+_QUESTIONS = st.lists(
+    st.lists(st.sampled_from([*_WORDS, "the", "of", "vocalist", "nation", "1990"]), max_size=6).map(
+        " ".join
+    ),
+    min_size=1,
+    max_size=5,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    tables=_ENTRIES,
+    absent=st.integers(0, 2),
+    threshold=st.sampled_from([-0.25, 0.0, 0.25, 0.5]),
+    memo=st.integers(0, 4),
+    questions=_QUESTIONS,
+)
+def test_scores_equal_the_dense_definition(
+    tables: list[tuple[int, str, list[str]]],
+    absent: int,
+    threshold: float,
+    memo: int,
+    questions: list[str],
+) -> None:
+    # database positions with gaps, and `absent` more at the end: databases without tables
+    entries = [TableEntry(f"db{db}", table, "", tuple(columns)) for db, table, columns in tables]
+    db_of = np.array([db for db, _, _ in tables], dtype=np.int64)
+    n_dbs = int(db_of.max()) + 1 + absent
+    embedder = DyadicEmbedder()
+    linker = SemanticLinker(entries, db_of, n_dbs, embedder, threshold=threshold, memo=memo)
+    for question in questions + questions:  # the second time, from the memo when it had room
+        links = linker.link(question)
+        tables_expected, databases_expected = dense_links(
+            entries, db_of, n_dbs, embedder, threshold, question
+        )
+        assert links.units == tuple(units(question))
+        np.testing.assert_allclose(links.tables, tables_expected, rtol=0, atol=1e-9)
+        np.testing.assert_allclose(links.databases, databases_expected, rtol=0, atol=1e-9)
