@@ -180,16 +180,36 @@ class Cells:
         self.centroids = centroids
         self.rows = np.ascontiguousarray(vectors[self.order], dtype=np.float32)
         self.starts = np.searchsorted(cell[self.order], np.arange(count + 1))
+        self._cell = cell
+        # each cell's mean row: its score is the mean score of the cell's rows
+        sizes = np.diff(self.starts)
+        self._means = np.zeros_like(centroids)
+        present = sizes > 0
+        self._means[present] = np.add.reduceat(self.rows, self.starts[:-1][present], axis=0)
+        self._means[present] /= sizes[present, None]
+
+    def _probed(self, query: npt.NDArray[np.float32]) -> list[tuple[int, int]]:
+        """The row spans (in cell order) of `query`'s `probe` nearest cells."""
+        near = np.argpartition(-(self.centroids @ query), self.probe - 1)[: self.probe]
+        return [(self.starts[c], self.starts[c + 1]) for c in near.tolist()]
 
     def scores(
         self, query: npt.NDArray[np.float32]
     ) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.int64]]:
         """The scores of the rows in `query`'s nearest cells, and those rows' original
         positions."""
-        near = np.argpartition(-(self.centroids @ query), self.probe - 1)[: self.probe]
-        spans = [(self.starts[c], self.starts[c + 1]) for c in near.tolist()]
+        spans = self._probed(query)
         scores = np.concatenate([self.rows[a:b] @ query for a, b in spans])
         return scores, self.order[np.concatenate([np.arange(a, b) for a, b in spans])]
+
+    def estimate(self, query: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
+        """Every row's score, in the original order: exact in `query`'s nearest cells, and
+        elsewhere the mean score of the row's cell (rows far from the query, whose scores
+        matter as a background: the median the dense table signal is shifted by)."""
+        out = (self._means @ query)[self._cell]
+        for a, b in self._probed(query):
+            out[self.order[a:b]] = self.rows[a:b] @ query
+        return out
 
 
 def _nearest(

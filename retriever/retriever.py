@@ -41,6 +41,7 @@ from retriever.fusion import (
 from retriever.knowledge import KnowledgeBase, QuestionHit
 from retriever.lexical import SchemaLinker, TableBM25
 from retriever.pooling import pool
+from retriever.question_index import Cells
 from retriever.result import Example, RankedDatabase, RankedTable, RetrievalResult
 from retriever.semantic import PendingLinks, SemanticLinker
 from retriever.tables import TableEntry, group_by_database
@@ -49,6 +50,11 @@ from retriever.twins import TwinSeparator
 from schemagraph.model import fold
 
 log = logging.getLogger(__name__)
+
+#: estates with this many tables score the dense table signal by cells (`Cells.estimate`)
+TABLE_CELLS_FROM = 20_000
+#: with cells, the databases ranked first whose tables' dense scores are then made exact
+REFINED_DATABASES = 10
 
 #: Default abstain threshold on `RetrievalResult.confidence` (see `Retriever.confidence`).
 ABSTAIN_THRESHOLD = 0.3
@@ -142,6 +148,9 @@ class Retriever:
         #: normalized synthetic questions never used as hits (the benchmark masks template
         #: records that happen to equal an evaluated question)
         self.masked: frozenset[str] = frozenset()
+        #: past `TABLE_CELLS_FROM` tables, the dense table signal is exact only in the cells
+        #: near the question (`retriever.question_index.Cells.estimate`)
+        self.table_cells = Cells(self.vectors) if len(self.entries) >= TABLE_CELLS_FROM else None
         self.bm25 = TableBM25(self.entries)
         self.linker = SchemaLinker(self.entries)
         self.twins = TwinSeparator(self.entries)
@@ -268,7 +277,10 @@ class Retriever:
                 hits = [h for h in hits if normalize_question(h.question) not in self.masked]
         t2 = time.perf_counter()
         timings["questions_ms"] = (t2 - t1) * 1000
-        dense = (self.vectors @ vector).astype(np.float64)
+        if self.table_cells is not None:
+            dense = self.table_cells.estimate(vector).astype(np.float64)
+        else:
+            dense = (self.vectors @ vector).astype(np.float64)
         bm25 = self.bm25.scores(question)
         links = self.linker.link(question)
         t3 = time.perf_counter()
@@ -357,6 +369,14 @@ class Retriever:
         db_score, table_score, pool_score = fuse(
             signals, self._db_of, len(self.db_ids), self.weights
         )
+        if self.table_cells is not None and signals.vector is not None:
+            # the dense signal was estimated away from the question: exact for the candidates
+            candidates = best_first(db_score, max(top_databases, REFINED_DATABASES)).tolist()
+            rows = np.concatenate([self._db_members[d] for d in candidates])
+            signals.table["dense"][rows] = self.vectors[rows] @ signals.vector
+            db_score, table_score, pool_score = fuse(
+                signals, self._db_of, len(self.db_ids), self.weights
+            )
         order = best_first(db_score, top_databases)
         moved, twins = self.twins.separate(question, [self.db_ids[int(d)] for d in order])
         order = order[moved]
@@ -400,7 +420,10 @@ class Retriever:
         question and of its best table document, averaged (only the latter without a question
         collection), plus a bonus for matched cell values or table names."""
         members = self._db_members[db]
-        dense = float(signals.table["dense"][members].max())
+        if signals.vector is None or self.table_cells is None:
+            dense = float(signals.table["dense"][members].max())
+        else:  # exact, not a cell's estimate
+            dense = float((self.vectors[members] @ signals.vector).max())
         db_key = fold(self.db_ids[db])
         nearest = max((h.score for h in hits if fold(h.db_id) == db_key), default=None)
         base = dense if nearest is None else 0.5 * (dense + nearest)

@@ -145,6 +145,10 @@ CASES: list[tuple[list[str], str]] = [
     (["sql", "tables", "SELEC x FRM"], "parse"),
     (["bench", "recall", "--data", "{dir}/missing"], "{dir}/missing"),
     (["bench", "recall", "--data", "{sample}", "--json", "{dir}"], "--json"),
+    (
+        ["bench", "recall", "--data", "{sample}", "--embedder", "hashing", "--precision", "bf16"],
+        "--precision",
+    ),
     (["bench", "actor-critic", "--json", "{nowhere}"], "--json"),
     (["bench", "voting", "--data", "{dir}/missing"], "{dir}/missing"),
     (["bench", "ex", "--data", "{dir}/missing"], "{dir}/missing"),

@@ -165,3 +165,22 @@ def test_cells_are_reproducible_from_their_seed() -> None:
     np.testing.assert_array_equal(first.centroids, again.centroids)
     np.testing.assert_array_equal(first.order, again.order)
     assert not np.array_equal(first.centroids, other.centroids)
+
+
+def test_an_estimate_is_exact_near_the_query_and_each_cells_mean_elsewhere() -> None:
+    vectors = _unit_rows(np.random.default_rng(5), 1_000)
+    cells = Cells(vectors, count=40, probe=3)
+    query = vectors[17]
+    estimate = cells.estimate(query)
+    near, near_rows = cells.scores(query)
+    np.testing.assert_allclose(estimate[near_rows], near, atol=1e-6)
+    far = np.setdiff1d(np.arange(1_000), near_rows)
+    assert len(far) > 500
+    cell_of = np.empty(1_000, dtype=np.int64)
+    for c in range(40):
+        cell_of[cells.order[cells.starts[c] : cells.starts[c + 1]]] = c
+    for row in far[:50].tolist():
+        members = np.flatnonzero(cell_of == cell_of[row])
+        assert estimate[row] == pytest.approx(float((vectors[members] @ query).mean()), abs=1e-5)
+    cells.probe = 40
+    np.testing.assert_allclose(cells.estimate(query), vectors @ query, atol=1e-6)

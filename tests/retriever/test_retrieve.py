@@ -138,3 +138,38 @@ def test_constructor_validates_vectors(sample_catalog: Catalog) -> None:
     entries = entries_from_catalog(sample_catalog, with_values=False)
     with pytest.raises(RetrieverError, match="vectors must have shape"):
         Retriever(entries, np.zeros((1, 64), dtype=np.float32), embedder)
+
+
+def test_cells_probing_every_cell_rank_as_the_exact_search(
+    tmp_path: Path,
+    sample_catalog: Catalog,
+    embedder: HashingEmbedder,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from retriever import question_index
+    from retriever import retriever as retriever_module
+
+    store = write_store(tmp_path / "store", sample_catalog, embedder, RECORDS)
+    questions = ["How many pets are older than 5?", "Which shop hired the most employees?"]
+    with Retriever.open(store, embedder) as exact:
+        assert exact.table_cells is None and exact.kb is not None
+        expected = [exact.retrieve(q) for q in questions]
+    monkeypatch.setattr(question_index, "CELLS_FROM", 1)
+    monkeypatch.setattr(retriever_module, "TABLE_CELLS_FROM", 1)
+    with Retriever.open(store, embedder) as probed:
+        assert probed.table_cells is not None and probed.kb is not None
+        question_cells = probed.kb._memory.cells  # type: ignore[union-attr]
+        assert question_cells is not None
+        question_cells.probe = len(question_cells.centroids)
+        probed.table_cells.probe = len(probed.table_cells.centroids)
+        for question, want in zip(questions, expected, strict=True):
+            got = probed.retrieve(question)
+            assert got.databases == want.databases
+            assert got.tables == want.tables
+            assert got.confidence == want.confidence
+        # the confidence takes the exact cosines of the best database's tables, not estimates
+        signals, hits, _ = probed.signals(questions[0])
+        db = probed.db_ids.index("pets_1")
+        before = probed.confidence(signals, hits, db)
+        signals.table["dense"][:] = -1.0
+        assert probed.confidence(signals, hits, db) == before
