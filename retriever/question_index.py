@@ -32,6 +32,8 @@ from indexer.example_records import SYNTHETIC, USER
 
 #: an unfiltered search probes cells (`Cells`) when there are at least this many questions
 CELLS_FROM = 50_000
+#: cells a query probes (`Cells`)
+PROBE = 64
 
 
 class QuestionHit(NamedTuple):
@@ -152,8 +154,9 @@ class Cells:
     on a sample, seeded), every row in the cell of its nearest centroid, the rows stored in cell
     order. A query scores the centroids and then only the rows of its `probe` nearest cells.
 
-    Defaults, measured on the 267,247 questions of a 10,000-database estate: about 2 sqrt(n)
-    cells and a sixteenth of them probed (docs/BENCHMARKS.md, "Question search engines")."""
+    Defaults: about 2 sqrt(n) cells, 64 of them probed, so a query scans about 32 sqrt(n) rows
+    (a sixteenth of the 267,247 questions of a 10,000-database estate: docs/BENCHMARKS.md,
+    "Question search engines")."""
 
     def __init__(
         self,
@@ -166,7 +169,7 @@ class Cells:
     ) -> None:
         n = len(vectors)
         count = min(n, count or max(1, round(2 * np.sqrt(n))))
-        self.probe = min(count, probe or max(1, count // 16))
+        self.probe = min(count, probe or PROBE)
         rng = np.random.default_rng(seed)
         sample = np.asarray(vectors[np.sort(rng.choice(n, min(n, 40 * count), replace=False))])
         centroids = sample[rng.choice(len(sample), count, replace=False)].astype(np.float32)
