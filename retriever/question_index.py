@@ -12,11 +12,11 @@ cost of a query (35 ms for 267,000 questions on one core), so an unfiltered sear
 instead (`Cells`, an inverted-file index: k-means centroids computed when the index is made, a
 query scans only the rows of its nearest cells). It is approximate: how much of the exact top 50
 it returns, and what that costs the database ranking, is measured in docs/BENCHMARKS.md
-("Question search engines").
+("Retrieval at 10,000 databases: cells instead of scans").
 
 Memory: 4 bytes x dimension per question (1.5 KB with MiniLM; 1.5 GB for a million), plus the
 payload strings; read from a build's snapshot (`indexer.snapshot`) the matrix is mapped from
-disk, so server workers share it (with cells, each process also holds the rows in cell order).
+disk, so server workers share it (with cells, each process holds its own copy, in cell order).
 Past a few million questions, serve from a Qdrant server.
 """
 
@@ -80,7 +80,7 @@ class InMemoryQuestions:
         cls, vectors: npt.NDArray[np.float32], payloads: Sequence[Mapping[str, Any]]
     ) -> InMemoryQuestions:
         """Over rows already of unit length (a build's snapshot mapped from disk), used as they
-        are, not copied."""
+        are, not copied (unless there are enough of them for cells)."""
         if len(vectors) != len(payloads):
             raise ValueError(f"{len(vectors)} vectors for {len(payloads)} payloads")
         index = cls.__new__(cls)
@@ -90,6 +90,11 @@ class InMemoryQuestions:
     def _index(
         self, vectors: npt.NDArray[np.floating[Any]], payloads: Sequence[Mapping[str, Any]]
     ) -> None:
+        self.cells = Cells(vectors) if len(vectors) >= CELLS_FROM else None
+        if self.cells is not None:
+            # held in cell order only, so that a matrix mapped from disk is let go
+            vectors = self.cells.rows
+            payloads = [payloads[i] for i in self.cells.order.tolist()]
         self._vectors = vectors
         self._records = [hit_from_payload(0.0, p)[1:] for p in payloads]
         self._synthesizers = [str(p.get("synthesizer", "")) for p in payloads]
@@ -97,7 +102,6 @@ class InMemoryQuestions:
         for i, record in enumerate(self._records):
             rows.setdefault(record[0], []).append(i)
         self._rows = {db: np.asarray(r, dtype=np.int64) for db, r in rows.items()}
-        self.cells = Cells(vectors) if len(vectors) >= CELLS_FROM else None
 
     def __len__(self) -> int:
         return len(self._records)
@@ -156,7 +160,7 @@ class Cells:
 
     Defaults: about 2 sqrt(n) cells, 64 of them probed, so a query scans about 32 sqrt(n) rows
     (a sixteenth of the 267,247 questions of a 10,000-database estate: docs/BENCHMARKS.md,
-    "Question search engines")."""
+    "Retrieval at 10,000 databases: cells instead of scans")."""
 
     def __init__(
         self,
@@ -199,11 +203,11 @@ class Cells:
     def scores(
         self, query: npt.NDArray[np.float32]
     ) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.int64]]:
-        """The scores of the rows in `query`'s nearest cells, and those rows' original
-        positions."""
+        """The scores of the rows in `query`'s nearest cells, and those rows' positions in
+        `rows` (cell order; `order` maps them back)."""
         spans = self._probed(query)
         scores = np.concatenate([self.rows[a:b] @ query for a, b in spans])
-        return scores, self.order[np.concatenate([np.arange(a, b) for a, b in spans])]
+        return scores, np.concatenate([np.arange(a, b) for a, b in spans])
 
     def estimate(self, query: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
         """Every row's score, in the original order: exact in `query`'s nearest cells, and
