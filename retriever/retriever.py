@@ -43,7 +43,7 @@ from retriever.lexical import SchemaLinker, TableBM25
 from retriever.pooling import pool
 from retriever.question_index import Cells
 from retriever.result import Example, RankedDatabase, RankedTable, RetrievalResult
-from retriever.semantic import PendingLinks, SemanticLinker
+from retriever.semantic import PendingLinks, SemanticLinker, threshold_for
 from retriever.tables import TableEntry, group_by_database
 from retriever.text import normalize_question, normalize_value, stem, words
 from retriever.twins import TwinSeparator
@@ -165,7 +165,11 @@ class Retriever:
         if semantic:
             started = time.perf_counter()
             self.semantic = SemanticLinker(
-                self.entries, self._db_of, len(self.db_ids), vocabulary_embedder or embedder
+                self.entries,
+                self._db_of,
+                len(self.db_ids),
+                vocabulary_embedder or embedder,
+                threshold=threshold_for(embedder.name),
             )
             # embeds a question's unknown units while `signals` embeds the question itself
             self._executor = ThreadPoolExecutor(1, thread_name_prefix="schemarag-semantic")

