@@ -170,15 +170,14 @@ class SemanticLinker:
         if "" in position:
             self.vectors[position[""]] = 0.0
         self._known_vectors = known
-        #: each table's names: `_flat[_starts[t]:_starts[t + 1]]` (positions in `self.names`)
-        self._flat = np.asarray(flat, dtype=np.int64)
-        self._starts = np.asarray(starts, dtype=np.int64)
-        # the inverse: the tables that have name k, ascending, are
+        # table t's names are `flat[starts[t]:starts[t + 1]]` (positions in `self.names`); the
+        # inverse: the tables that have name k, ascending, are
         # `_name_tables[_name_starts[k]:_name_starts[k + 1]]`
-        table_of = np.repeat(np.arange(self._n_tables), np.diff(self._starts, append=len(flat)))
-        self._name_tables = table_of[np.argsort(self._flat, kind="stable")]
+        names_of = np.asarray(flat, dtype=np.int64)
+        table_of = np.repeat(np.arange(self._n_tables), np.diff(starts, append=len(flat)))
+        self._name_tables = table_of[np.argsort(names_of, kind="stable")]
         self._name_starts = np.concatenate(
-            ([0], np.cumsum(np.bincount(self._flat, minlength=len(self.names))))
+            ([0], np.cumsum(np.bincount(names_of, minlength=len(self.names))))
         )
         self._known = {n: i for i, n in enumerate(self.names + extra) if n}
         self._memo: dict[str, _Links] = {}
