@@ -190,10 +190,7 @@ class Cells:
         self._cell = cell
         # each cell's mean row: its score is the mean score of the cell's rows
         sizes = np.diff(self.starts)
-        self._means = np.zeros_like(centroids)
-        present = sizes > 0
-        self._means[present] = np.add.reduceat(self.rows, self.starts[:-1][present], axis=0)
-        self._means[present] /= sizes[present, None]
+        self._means = (_sums(self.rows, sizes) / np.maximum(sizes, 1)[:, None]).astype(np.float32)
 
     def _probed(self, query: npt.NDArray[np.float32]) -> list[tuple[int, int]]:
         """The row spans (in cell order) of `query`'s `probe` nearest cells."""
@@ -232,13 +229,21 @@ def _means(
 ) -> npt.NDArray[np.float32]:
     """Each cell's normalized mean (an empty cell keeps its centroid)."""
     order = np.argsort(cell, kind="stable")
-    bounds = np.searchsorted(cell[order], np.arange(len(centroids)))
-    present = np.bincount(cell, minlength=len(centroids)) > 0
-    sums = np.zeros_like(centroids)
-    # between two present cells' first rows lie exactly the first one's rows
-    sums[present] = np.add.reduceat(np.asarray(sample, np.float32)[order], bounds[present], axis=0)
+    sums = _sums(np.asarray(sample, np.float32)[order], np.bincount(cell, minlength=len(centroids)))
     norms = np.linalg.norm(sums, axis=1, keepdims=True)
     return np.where(norms > 0, sums / np.where(norms == 0, 1.0, norms), centroids)
+
+
+def _sums(
+    grouped: npt.NDArray[np.float32], sizes: npt.NDArray[np.int64]
+) -> npt.NDArray[np.float32]:
+    """Each cell's sum of its rows: `grouped` holds the rows cell after cell, `sizes[c]` of
+    cell c (an empty cell sums to zeros)."""
+    sums = np.zeros((len(sizes), grouped.shape[1]), dtype=np.float32)
+    present = sizes > 0
+    # between two non-empty cells' first rows lie exactly the first one's rows
+    sums[present] = np.add.reduceat(grouped, (np.cumsum(sizes) - sizes)[present], axis=0)
+    return sums
 
 
 def _unit(vector: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
