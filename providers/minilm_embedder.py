@@ -13,10 +13,10 @@ from typing import Any
 
 import numpy as np
 
-from providers.embedding import Vectors, normalize_rows
+from providers.embedding import Embedder, Vectors, normalize_rows
 from providers.errors import ConfigurationError, MissingDependencyError
 
-__all__ = ["MINILM_DIM", "PRECISIONS", "MiniLMEmbedder", "default_minilm_path"]
+__all__ = ["MINILM_DIM", "PRECISIONS", "MiniLMEmbedder", "at_precision", "default_minilm_path"]
 
 log = logging.getLogger(__name__)
 
@@ -205,3 +205,19 @@ class MiniLMEmbedder:
 
     def embed_query(self, text: str) -> Vectors:
         return self.embed_documents([text])[0]
+
+
+def at_precision(embedder: Embedder, precision: str) -> Embedder:
+    """`embedder` at `precision` (one of `PRECISIONS`) when it is MiniLM. Other embedders have
+    one precision: "auto" returns them as they are, and fp32 or bf16 is a ConfigurationError."""
+    if precision not in PRECISIONS:
+        raise ConfigurationError(
+            f"precision must be one of {', '.join(PRECISIONS)}, got {precision!r}"
+        )
+    if isinstance(embedder, MiniLMEmbedder):
+        return embedder.with_precision(precision)
+    if precision != "auto":
+        raise ConfigurationError(
+            f"precision {precision} applies to the minilm embedder only, not {embedder.name}"
+        )
+    return embedder

@@ -26,7 +26,7 @@ from indexer import (
     make_synthesizer,
 )
 from indexer.metered import CallCounter, CountingEmbedder
-from providers import CachedEmbedder, ProviderCache
+from providers import CachedEmbedder, ProviderCache, at_precision
 from retriever import Retriever
 from schemagraph import (
     TraversalConfig,
@@ -88,7 +88,8 @@ def cmd_demo(args: argparse.Namespace) -> int:
     )
     with ProviderCache(settings.cache_path) as cache:
         counter = CallCounter()
-        cached_embedder = CachedEmbedder(CountingEmbedder(settings.embedder(), counter), cache)
+        build_embedder = at_precision(settings.embedder(), "auto")  # as `index build` does
+        cached_embedder = CachedEmbedder(CountingEmbedder(build_embedder, counter), cache)
         services = BuildServices(
             runner,
             "template",

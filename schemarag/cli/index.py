@@ -22,7 +22,15 @@ from indexer import (
 )
 from indexer.batching import make_batching
 from indexer.metered import CallCounter, CountingEmbedder, CountingLLM, MeteredLLM
-from providers import LLM, CachedEmbedder, CachedLLM, Embedder, ProviderCache, UsageMeter
+from providers import (
+    LLM,
+    CachedEmbedder,
+    CachedLLM,
+    Embedder,
+    ProviderCache,
+    UsageMeter,
+    at_precision,
+)
 from schemarag.cli.common import (
     add_output,
     add_sources,
@@ -57,6 +65,13 @@ def register(sub: argparse._SubParsersAction) -> None:
         "else rule",
     )
     build.add_argument("--embedder", default=None, help="embedder spec (default: settings, minilm)")
+    build.add_argument(
+        "--precision",
+        choices=("auto", "fp32", "bf16"),
+        default="auto",
+        help="MiniLM's precision (default auto: bfloat16 where the CPU runs it natively, as the "
+        "server embeds questions; 1.45x faster, cosine 0.99997 with fp32)",
+    )
     build.add_argument("--iterations", type=int, default=2, help="ICRL iterations (default 2)")
     build.add_argument("--chains", type=int, default=3, help="questions per traversal (default 3)")
     build.add_argument("--full", action="store_true", help="rebuild everything, not only changes")
@@ -118,7 +133,9 @@ def cmd_build(args: argparse.Namespace) -> int:
     cache = None if args.no_cache else ProviderCache(settings.cache_path)
     counter = CallCounter()
     try:
-        embedder: Embedder = CountingEmbedder(settings.embedder(args.embedder), counter)
+        embedder: Embedder = CountingEmbedder(
+            at_precision(settings.embedder(args.embedder), args.precision), counter
+        )
         if cache is not None:
             embedder = CachedEmbedder(embedder, cache)
         llm: LLM | None = None

@@ -72,6 +72,13 @@ CASES: list[tuple[list[str], str]] = [
     (["graph", "stats", "spider:{sample}", "--cutoff", "x"], "--cutoff"),
     (["graph", "walks", "spider:{sample}", "--db", "nope"], "nope"),
     (["index", "build", "spider:{sample}", "--store", "{file}"], "{file}"),
+    (
+        [
+            *["index", "build", "spider:{sample}", "--store", "{store}"],
+            *["--embedder", "hashing:64", "--precision", "bf16"],
+        ],
+        "minilm embedder only",
+    ),
     (["index", "build", "spider:{sample}", "--store", "{file}/sub"], "{file}"),
     (["index", "build", "spider:{sample}", "--store", "{damaged}"], "manifest"),
     (

