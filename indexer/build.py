@@ -472,9 +472,11 @@ def _synthesize_all(
 
 
 def auto_processes() -> int:
-    """Synthesis processes for an offline build on this machine: half of the cores (offline
-    synthesis is CPU-bound, like the embedding the build's own process does meanwhile)."""
-    return max(1, min((os.cpu_count() or 1) // 2, MAX_AUTO_PROCESSES))
+    """Synthesis processes for an offline build on this machine: one per core. Each waits on
+    its SQL worker part of the time, and the build's own process embeds meanwhile on the
+    OpenMP threads the processes leave (at least one): on 2 cores, two processes built a
+    300-database estate in 117-118 s, one in 124-128 s (docs/BENCHMARKS.md)."""
+    return max(1, min(os.cpu_count() or 1, MAX_AUTO_PROCESSES))
 
 
 ChunkResult = tuple[list[tuple[str, list[dict[str, Any]]]], list[str]]

@@ -80,7 +80,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--processes",
         type=int,
         default=None,
-        help="processes for offline synthesis (default: half of the cores; 0: none)",
+        help="processes for offline synthesis (default: one per core; 0: none)",
     )
     build.add_argument(
         "--batch",
