@@ -51,6 +51,13 @@ def main(argv: list[str] | None = None) -> int:
         "--questions", type=Path, default=REPO.parent / "shared/data/spider/dev.json"
     )
     parser.add_argument("--json", type=Path, default=None)
+    parser.add_argument(
+        "--table-probe",
+        type=int,
+        nargs="*",
+        default=[],
+        help="also: cells at served precision with the table cells probing this many",
+    )
     args = parser.parse_args(argv)
 
     dataset = load_files(args.tables, args.questions, args.databases, name=args.questions.stem)
@@ -65,24 +72,33 @@ def main(argv: list[str] | None = None) -> int:
     if memory is None or memory.cells is None:
         raise SystemExit("bench_cells: the store is too small for cells; nothing to compare")
     question_cells, table_cells = memory.cells, retriever.table_cells
-    configs: dict[str, tuple[Any, Any, Any]] = {
-        "exact, fp32": (None, None, fp32),
-        "cells, fp32": (question_cells, table_cells, fp32),
-        "cells, served precision": (question_cells, table_cells, served),
+    shipped = table_cells.probe if table_cells is not None else None
+    configs: dict[str, tuple[Any, Any, Any, int | None]] = {
+        "exact, fp32": (None, None, fp32, shipped),
+        "cells, fp32": (question_cells, table_cells, fp32, shipped),
+        "cells, served precision": (question_cells, table_cells, served, shipped),
     }
+    for probe in args.table_probe:
+        configs[f"cells, served precision, table probe {probe}"] = (
+            question_cells, table_cells, served, probe
+        )  # fmt: skip
     run_recall(dataset, retriever, fp32, methods=["schemarag"], limit=300)  # warm-up
     rows: list[dict[str, Any]] = []
     steps: dict[str, list[float]] = {}
     for round_ in (1, 2):
         names = list(configs) if round_ == 1 else list(configs)[::-1]
         for name in names:
-            memory.cells, retriever.table_cells, retriever.embedder = configs[name]
+            memory.cells, retriever.table_cells, retriever.embedder, probe = configs[name]
+            if table_cells is not None:
+                table_cells.probe = probe
             report = run_recall(dataset, retriever, retriever.embedder, methods=["schemarag"])
             metrics = report["methods"]["schemarag"]
             row = {"round": round_, "config": name, **{k: round(metrics[k], 2) for k in KEYS}}
             print(json.dumps(row), flush=True)
             rows.append(row)
-    memory.cells, retriever.table_cells, retriever.embedder = configs["cells, fp32"]
+    memory.cells, retriever.table_cells, retriever.embedder, probe = configs["cells, fp32"]
+    if table_cells is not None:
+        table_cells.probe = probe
     for question in dataset.questions[:300]:
         for key, ms in retriever.retrieve(question.question).timings.items():
             steps.setdefault(key, []).append(ms)

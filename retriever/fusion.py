@@ -145,18 +145,21 @@ def scale(values: Array) -> Array:
     top = float(values.max()) if values.size else 0.0
     if top <= 0.0:
         return np.zeros_like(values, dtype=np.float64)
-    return np.clip(values / top, 0.0, None)
+    out = values / top
+    return np.maximum(out, 0.0, out=out)
 
 
-def shift_dense(cosines: Array) -> Array:
-    """Cosines relative to the pool: 0 at the median, 1 at the best table."""
+def shift_dense(cosines: Array, median: float | None = None) -> Array:
+    """Cosines relative to the pool: 0 at the median (theirs unless given), 1 at the best
+    table."""
     if not cosines.size:
         return cosines.astype(np.float64)
-    median = float(np.median(cosines))
+    median = float(np.median(cosines)) if median is None else median
     top = float(cosines.max())
     if top <= median:
         return np.zeros_like(cosines, dtype=np.float64)
-    return np.clip((cosines - median) / (top - median), 0.0, None).astype(np.float64)
+    out = (cosines - median) / (top - median)
+    return np.maximum(out, 0.0, out=out).astype(np.float64, copy=False)
 
 
 def user_closeness(cosines: Array, synthetic_best: float, weights: FusionWeights) -> Array:
@@ -212,11 +215,14 @@ def question_votes(
     return dbs, tables
 
 
-def scaled_tables(signals: Signals, n_tables: int) -> dict[str, Array]:
-    """Each table signal scaled over the pool (`dense` shifted by its median)."""
+def scaled_tables(
+    signals: Signals, n_tables: int, dense_median: float | None = None
+) -> dict[str, Array]:
+    """Each table signal scaled over the pool (`dense` shifted by its median, or by
+    `dense_median`)."""
     return {
         "questions": scale(signals.table_votes),
-        "dense": shift_dense(signals.table["dense"]),
+        "dense": shift_dense(signals.table["dense"], dense_median),
         "bm25": scale(signals.table["bm25"]),
         "names": scale(signals.table["names"]),
         "values": scale(signals.table["values"]),
@@ -256,10 +262,15 @@ def best_first(scores: Array, k: int) -> npt.NDArray[np.int64]:
 
 
 def fuse(
-    signals: Signals, db_of: npt.NDArray[np.int64], n_dbs: int, weights: FusionWeights
+    signals: Signals,
+    db_of: npt.NDArray[np.int64],
+    n_dbs: int,
+    weights: FusionWeights,
+    scaled: dict[str, Array] | None = None,
 ) -> tuple[Array, Array, Array]:
-    """(database scores, table scores inside their database, pool-wide table scores)."""
-    scaled = scaled_tables(signals, len(db_of))
+    """(database scores, table scores inside their database, pool-wide table scores).
+    `scaled`: the signals' `scaled_tables`, when the caller has them."""
+    scaled = scaled_tables(signals, len(db_of)) if scaled is None else scaled
     table_score = np.zeros(len(db_of))
     for name, w in weights.table().items():
         if w:

@@ -36,6 +36,8 @@ from retriever.fusion import (
     best_first,
     fuse,
     question_votes,
+    scaled_tables,
+    shift_dense,
     user_nearest,
 )
 from retriever.knowledge import KnowledgeBase, QuestionHit
@@ -370,16 +372,21 @@ class Retriever:
         started = time.perf_counter()
         signals, hits, timings = self.signals(question, prepared)
         t0 = time.perf_counter()
+        dense = signals.table["dense"]
+        median = float(np.median(dense)) if dense.size else 0.0
+        scaled = scaled_tables(signals, len(self.entries), median)
         db_score, table_score, pool_score = fuse(
-            signals, self._db_of, len(self.db_ids), self.weights
+            signals, self._db_of, len(self.db_ids), self.weights, scaled
         )
         if self.table_cells is not None and signals.vector is not None:
-            # the dense signal was estimated away from the question: exact for the candidates
+            # The dense signal was estimated away from the question: exact for the candidates,
+            # shifted by the same median (of the estimates: a few rows more barely move it).
             candidates = best_first(db_score, max(top_databases, REFINED_DATABASES)).tolist()
             rows = np.concatenate([self._db_members[d] for d in candidates])
-            signals.table["dense"][rows] = self.vectors[rows] @ signals.vector
+            dense[rows] = self.vectors[rows] @ signals.vector
+            scaled["dense"] = shift_dense(dense, median)
             db_score, table_score, pool_score = fuse(
-                signals, self._db_of, len(self.db_ids), self.weights
+                signals, self._db_of, len(self.db_ids), self.weights, scaled
             )
         order = best_first(db_score, top_databases)
         moved, twins = self.twins.separate(question, [self.db_ids[int(d)] for d in order])
