@@ -55,6 +55,10 @@ log = logging.getLogger(__name__)
 
 #: estates with this many tables score the dense table signal by cells (`Cells.estimate`)
 TABLE_CELLS_FROM = 20_000
+#: the table cells a question probes: at 10,000 databases (44,044 tables, 420 cells) 32 gave
+#: Spider dev the same recall as 64 and 0.8 ms less p50; 26 lost 0.06 tab_R@5
+#: (docs/BENCHMARKS.md, "p50 under 15 ms at 10,000")
+TABLE_PROBE = 32
 #: with cells, the databases ranked first whose tables' dense scores are then made exact
 REFINED_DATABASES = 10
 
@@ -152,7 +156,11 @@ class Retriever:
         self.masked: frozenset[str] = frozenset()
         #: past `TABLE_CELLS_FROM` tables, the dense table signal is exact only in the cells
         #: near the question (`retriever.question_index.Cells.estimate`)
-        self.table_cells = Cells(self.vectors) if len(self.entries) >= TABLE_CELLS_FROM else None
+        self.table_cells = (
+            Cells(self.vectors, probe=TABLE_PROBE)
+            if len(self.entries) >= TABLE_CELLS_FROM
+            else None
+        )
         self.bm25 = TableBM25(self.entries)
         self.linker = SchemaLinker(self.entries)
         self.twins = TwinSeparator(self.entries)
