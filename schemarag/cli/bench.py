@@ -27,7 +27,7 @@ from retriever.datasets import BenchDataset, stratified_sample
 from schemagraph.errors import SchemaGraphError
 from schemagraph.sources import apply_overlay
 from schemarag.cli.bench_generation import register_bench_commands
-from schemarag.cli.common import add_output
+from schemarag.cli.common import add_output, add_precision
 from schemarag.cli.index import progress_printer
 from schemarag.cli.retrieve import make_query_embedder
 from schemarag.settings import Settings
@@ -72,9 +72,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="where the index is built without --store",
     )
     recall.add_argument("--embedder", default="minilm", help="embedder spec (default minilm)")
-    recall.add_argument(
-        "--precision",
-        choices=("fp32", "bf16", "auto"),
+    add_precision(
+        recall,
         default="fp32",
         help="MiniLM's precision for the questions (default fp32; the server runs auto: bf16 "
         "where the CPU has it natively)",

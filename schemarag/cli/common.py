@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from generator.service import MAX_QUESTION_CHARS
+from providers.minilm_embedder import PRECISIONS
 from schemagraph import Catalog, TraversalConfig, counted, load_catalog
 
 
@@ -77,6 +78,11 @@ def add_output(parser: argparse.ArgumentParser, flag: str, **options: Any) -> No
     action = parser.add_argument(flag, type=Path, **options)
     outputs = parser.get_default("outputs") or ()
     parser.set_defaults(outputs=(*outputs, (action.dest, flag)))
+
+
+def add_precision(parser: argparse.ArgumentParser, *, default: str, help: str) -> None:
+    """Add `--precision`: MiniLM's precision, one of `PRECISIONS`."""
+    parser.add_argument("--precision", choices=PRECISIONS, default=default, help=help)
 
 
 def check_outputs(args: argparse.Namespace) -> None:

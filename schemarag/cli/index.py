@@ -33,6 +33,7 @@ from providers import (
 )
 from schemarag.cli.common import (
     add_output,
+    add_precision,
     add_sources,
     add_traversal_options,
     load_sources,
@@ -65,9 +66,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         "else rule",
     )
     build.add_argument("--embedder", default=None, help="embedder spec (default: settings, minilm)")
-    build.add_argument(
-        "--precision",
-        choices=("auto", "fp32", "bf16"),
+    add_precision(
+        build,
         default="auto",
         help="MiniLM's precision (default auto: bfloat16 where the CPU runs it natively, as the "
         "server embeds questions; 1.45x faster, cosine 0.99997 with fp32)",
