@@ -15,10 +15,15 @@ Pool: Spider's 166 databases + BIRD train's 69 (`bird_` ids; `benchmarks/bird_sp
 
 Each question's signals are computed once (`Retriever.signals`) and reduced to one row of
 features per database, written to OUT/features.npz; fitting and scoring then take seconds
-(without --store, the features are read from there). The shipped weights are the midpoint of
-the old and the fitted ones (the last line printed; see `retriever/fusion.py`).
+(without --store, the features are read from there). The shipped six signals' weights are
+the midpoint of the old and the fitted ones (see `retriever/fusion.py`).
 
-    flock /tmp/heavy.lock .venv/bin/python benchmarks/tune_fusion.py --store STORE --out DIR
+`--docs-store` adds the same sets in an index of the same pool built with BIRD's column
+descriptions (`benchmarks/bird_docs.py`; features in OUT/docs/): the weight of BM25's lead
+(`bm25_margin`) is chosen by a grid on the fit sets of both pools, the others as shipped.
+
+    flock /tmp/heavy.lock .venv/bin/python benchmarks/tune_fusion.py --store STORE \
+        --docs-store DOCS_STORE --out DIR
 """
 
 from __future__ import annotations
@@ -38,6 +43,7 @@ sys.path.insert(0, str(REPO))
 
 from retriever import Retriever, load_files  # noqa: E402
 from retriever.fusion import (  # noqa: E402
+    DATABASE_SIGNALS,
     DEFAULT_WEIGHTS,
     SIGNALS,
     database_signals,
@@ -52,11 +58,12 @@ SPLIT = REPO / ".schemarag/bird-split"
 BEFORE = (0.0, 0.25, 0.25, 0.0, 0.3, 0.5)
 #: the shipped database signals, then extra per-database features weighed here
 FEATURES = (
-    *SIGNALS,
+    *DATABASE_SIGNALS,
     "bm25_second",  # the second-best table's scaled BM25 in the database
     "dense_raw",  # the best raw cosine of a table document (not shifted by the pool median)
     "question_best",  # best question-hit cosine for the database, minus the best overall
     "log_tables",  # log of the database's table count
+    "bm25_documented",  # the database's BM25 times the share of its names that are described
 )
 
 
@@ -98,7 +105,7 @@ def database_features(retriever: Retriever, question: str) -> np.ndarray:
 
     table = scaled_tables(signals, len(db_of))
     shipped = database_signals(signals, table, db_of, n_dbs)
-    for i, name in enumerate(SIGNALS):
+    for i, name in enumerate(DATABASE_SIGNALS):
         out[:, i] = shipped[name]
     # second-best table BM25: the per-database max with each database's best table removed
     bm25 = table["bm25"]
@@ -107,8 +114,9 @@ def database_features(retriever: Retriever, question: str) -> np.ndarray:
     best_row[db_of[order]] = order  # the last write per database is its best table
     rest = bm25.copy()
     rest[best_row[best_row >= 0]] = 0.0
-    out[:, 6] = per_db(rest)
-    out[:, 7] = per_db(signals.table["dense"])
+    out[:, FEATURES.index("bm25_second")] = per_db(rest)
+    out[:, FEATURES.index("dense_raw")] = per_db(signals.table["dense"])
+    column = FEATURES.index("question_best")
     if hits:
         best = max(h.score for h in hits)
         qbest = np.full(n_dbs, -1.0)
@@ -116,11 +124,22 @@ def database_features(retriever: Retriever, question: str) -> np.ndarray:
             d = retriever._db_pos.get(fold(h.db_id), -1)
             if d >= 0:
                 qbest[d] = max(qbest[d], h.score - best)
-        out[:, 8] = qbest
+        out[:, column] = qbest
     else:
-        out[:, 8] = -1.0
-    out[:, 9] = np.log(np.bincount(db_of, minlength=n_dbs).clip(1))
+        out[:, column] = -1.0
+    out[:, FEATURES.index("log_tables")] = np.log(np.bincount(db_of, minlength=n_dbs).clip(1))
+    out[:, FEATURES.index("bm25_documented")] = shipped["bm25"] * documented(retriever)
     return out
+
+
+def documented(retriever: Retriever) -> np.ndarray:
+    """Per database, the share of its table and column names that have a description."""
+    described = np.zeros(len(retriever.db_ids))
+    names = np.zeros(len(retriever.db_ids))
+    for entry, db in zip(retriever.entries, retriever._db_of, strict=True):
+        names[db] += 1 + len(entry.columns)
+        described[db] += bool(entry.description) + len(entry.descriptions)
+    return described / names.clip(1)
 
 
 def extract(store: str, work: Path) -> dict[str, Any]:
@@ -181,22 +200,33 @@ def fit(Xs: list[np.ndarray], ys: list[np.ndarray], l2: float, columns: list[int
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--store", help="an index of the 235-database pool (extracts features)")
+    parser.add_argument(
+        "--docs-store",
+        help="an index of the same pool built with BIRD's column descriptions (extracts features)",
+    )
     parser.add_argument("--out", type=Path, default=REPO / ".schemarag/tune-fusion")
     args = parser.parse_args(argv)
     logging.disable(logging.WARNING)
-    if args.store:
-        data = dict(extract(args.store, args.out))
-    else:
-        data = dict(np.load(args.out / "features.npz"))
-    names = ("spider", "syn", "bird")
+    data: dict[str, Any] = {}
+    for prefix, store in (("", args.store), ("docs.", args.docs_store)):
+        work = args.out / prefix.rstrip(".") if prefix else args.out
+        found = dict(extract(store, work)) if store else None
+        if found is None and (work / "features.npz").is_file():
+            found = dict(np.load(work / "features.npz"))
+        data.update({prefix + k: v for k, v in (found or {}).items()})
+    sets = [k[: -len("_X")] for k in data if k.endswith("_X")]
+    plain_fit = [m for m in ("spider_A", "syn_A", "bird_A") if m in sets]
+    # the margin weight is chosen with the documented pool's BIRD questions too, when extracted
+    margin_fit = [*plain_fit, *[m for m in ("docs.bird_A",) if m in sets]]
     n = len(SIGNALS)
-    shipped = np.array([DEFAULT_WEIGHTS.database()[s] for s in SIGNALS] + [0.0] * 4)
-    before = np.array([*BEFORE, 0.0, 0.0, 0.0, 0.0])
+    shipped = np.array([DEFAULT_WEIGHTS.database().get(f, 0.0) for f in FEATURES])
+    before = np.zeros(len(FEATURES))
+    before[:n] = BEFORE
 
     def fitted(columns: list[int]) -> np.ndarray:
         w = np.zeros(len(FEATURES))
         w[columns] = fit(
-            [data[f"{m}_A_X"] for m in names], [data[f"{m}_A_y"] for m in names], 1e-3, columns
+            [data[f"{m}_X"] for m in plain_fit], [data[f"{m}_y"] for m in plain_fit], 1e-3, columns
         )
         return w
 
@@ -204,19 +234,34 @@ def main(argv: list[str] | None = None) -> int:
     # the fitted six at the earlier weights' scale (negative weights dropped), and the point
     # halfway between them and the earlier ones
     scaled = np.clip(six, 0.0, None) * before.sum() / np.clip(six, 0.0, None).sum()
+    # the BM25 lead's weight, the others as shipped, chosen on the fit sets by a grid
+    margin_at = FEATURES.index("bm25_margin")
+
+    def with_margin(w: float) -> np.ndarray:
+        out = shipped.copy()
+        out[margin_at] = w
+        return out
+
+    grid = [round(0.1 * i, 1) for i in range(11)]
+    fit_sum = [
+        sum(r_at_1(data[f"{m}_X"], data[f"{m}_y"], with_margin(w)) for m in margin_fit)
+        for w in grid
+    ]
+    print(
+        f"bm25_margin on {', '.join(margin_fit)}, summed db_R@1: "
+        + " ".join(f"{w}:{v:.1f}" for w, v in zip(grid, fit_sum, strict=True))
+    )
     variants = {
         "before (coordinate ascent)": before,
         "fitted, the six signals": six,
         "fitted, all features": fitted(list(range(len(FEATURES)))),
         "midpoint of before and fitted (rounded)": np.round((before + scaled) / 2, 2),
+        "shipped without bm25_margin": with_margin(0.0),
+        "shipped with the grid's bm25_margin": with_margin(grid[int(np.argmax(fit_sum))]),
         "shipped now": shipped,
     }
     for label, w in variants.items():
-        scores = {
-            f"{m}_{part}": r_at_1(data[f"{m}_{part}_X"], data[f"{m}_{part}_y"], w)
-            for part in "AB"
-            for m in names
-        }
+        scores = {m: r_at_1(data[f"{m}_X"], data[f"{m}_y"], w) for m in sorted(sets)}
         print(f"{label}: " + " ".join(f"{k} {v:.1f}" for k, v in scores.items()))
         print("   weights: " + " ".join(f"{f}={x:.3f}" for f, x in zip(FEATURES, w, strict=True)))
     return 0
