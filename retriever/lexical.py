@@ -3,24 +3,33 @@ question to table names and to indexed cell values.
 
 A value that occurs in one database only is strong evidence ("Who lives in Ottawa?"), so a
 value match weighs `log(1 + databases / databases holding the value)`; common values ("yes",
-"male") weigh little. Overlapping matches keep the longest span.
+"male") weigh little. Overlapping matches keep the longest span. The values are the sampled
+rows' and those the column descriptions quote ("such as 'Eredivisie'").
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence, Set
 from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
 from rank_bm25 import BM25Okapi
 
+from indexer.humanize import humanize
 from retriever.tables import TableEntry
-from retriever.text import STOPWORDS, normalize_value, terms, words
+from retriever.text import STOPWORDS, joined_terms, normalize_value, terms, words
+from schemagraph.documentation import quoted_values
 from schemagraph.model import fold
 
 MAX_VALUE_WORDS = 5
+#: SQL type names and NULL, which descriptions quote as often as values ("stored as 'text'")
+TYPE_NAMES = frozenset(
+    {"text", "integer", "int", "real", "float", "double", "numeric", "decimal", "number"}
+    | {"date", "datetime", "time", "timestamp", "boolean", "bool", "varchar", "char", "string"}
+    | {"null"}
+)
 
 
 class TableBM25:
@@ -58,7 +67,7 @@ class TableBM25:
 
     def scores(self, question: str) -> npt.NDArray[np.float64]:
         score = np.zeros(self._size)
-        for term in terms(question):
+        for term in [*terms(question), *joined_terms(question, self._postings)]:
             posting = self._postings.get(term)
             if posting is not None:
                 score[posting[0]] += posting[1]
@@ -109,9 +118,10 @@ class SchemaLinker:
             if name:
                 score = sum(self.idf(t) for t in name)
                 self._names.setdefault(name[0], []).append((i, name[1:], score))
+        names = _schema_names(entries) if any(e.descriptions for e in entries) else set()
         index: dict[str, list[tuple[int, str]]] = {}
         for i, entry in enumerate(entries):
-            for column, values in entry.values.items():
+            for column, values in _values_of(entry, names):
                 for value in values:
                     key = normalize_value(value)
                     if _indexable(key):
@@ -134,7 +144,7 @@ class SchemaLinker:
 
     def link(self, question: str) -> Links:
         names = np.zeros(self._size)
-        qterms = set(terms(question))
+        qterms = {*terms(question), *joined_terms(question, self._idf)}
         for term in qterms:
             for i, rest, score in self._names.get(term, ()):
                 if all(t in qterms for t in rest):
@@ -170,6 +180,27 @@ class SchemaLinker:
                 end += 1
         spans.sort(key=lambda s: (s[0] - s[1], s[0]))
         return spans
+
+
+def _schema_names(entries: Sequence[TableEntry]) -> set[str]:
+    """Every table and column name of the pool, as written and humanized (`fname` → "first
+    name"), and the type names, as `normalize_value` writes them."""
+    names = set(TYPE_NAMES)
+    for entry in entries:
+        for name in (entry.table, *entry.columns):
+            names.add(normalize_value(name))
+            names.add(normalize_value(humanize(name)))
+    return names
+
+
+def _values_of(entry: TableEntry, names: Set[str]) -> Iterator[tuple[str, Sequence[str]]]:
+    """(column, values) of `entry`: its sampled values, then the values its column descriptions
+    quote (a schema-only source has no others) but the `names` (`_schema_names`). Descriptions
+    quote names as often as values ("the 'first name' column", "stored as 'date'"), and a
+    quoted name that is a value too ('ID' for Idaho) would link every question that says it."""
+    yield from entry.values.items()
+    for column, text in entry.descriptions.items():
+        yield column, [v for v in quoted_values(text) if normalize_value(v) not in names]
 
 
 def _indexable(key: str) -> bool:

@@ -1,15 +1,17 @@
 """Words of questions, schema names and cell values, as the lexical signals compare them.
 
 `terms` turns text into lower-case, lightly stemmed content words (`"Singers' ages"` →
-`["singer", "age"]`); `normalize_question` is the key the leakage check compares;
-`skeleton` masks schema words and values (PET-SQL's question skeleton) for few-shot selection.
+`["singer", "age"]`), and `joined_terms` adds the word pairs a schema writes as one word;
+`normalize_question` is the key the leakage check compares; `skeleton` masks schema words and
+values (PET-SQL's question skeleton) for few-shot selection.
 """
 
 from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Collection
+from collections.abc import Collection, Container
+from itertools import pairwise
 
 from providers import tokenize
 from providers.hashing_embedder import STOPWORDS as HASHING_STOPWORDS
@@ -86,6 +88,19 @@ def words(text: str) -> list[str]:
 def terms(text: str) -> list[str]:
     """Stemmed content words (stopwords dropped) in order, repeats kept."""
     return [stem(w) for w in tokenize(text) if w not in STOPWORDS]
+
+
+def joined_terms(text: str, known: Container[str]) -> list[str]:
+    """Terms of two adjacent content words written as one ("high schoolers" → `highschooler`),
+    each of at least 3 letters, that `known` holds: schema names join words that questions
+    write apart (`Highschooler`, `Hiredate`, `Bandmate`), which `terms` cannot match."""
+    tokens = tokenize(text)
+    return [
+        joined
+        for a, b in pairwise(tokens)
+        if len(a) > 2 and len(b) > 2 and a not in STOPWORDS and b not in STOPWORDS
+        if (joined := stem(a + b)) in known
+    ]
 
 
 def normalize_question(text: str) -> str:

@@ -7,7 +7,9 @@ of that database, then (maybe) a column. Keys that match nothing are reported, n
 
 Downstream stages read descriptions from the catalog only. `summary` is a description cut to a
 few words (for table documents and prompts); `phrase` is a description short enough to stand
-for the name in a question ("total bilirubin" for `T-BIL`), or None.
+for the name in a question ("total bilirubin" for `T-BIL`), or None; `quoted_values` are the
+values a description quotes ("such as 'Eredivisie' and 'Süper Lig'"), which a schema without
+sampled rows has nowhere else.
 """
 
 from __future__ import annotations
@@ -40,6 +42,8 @@ _NOT_NAME_START = frozenset(
 _NOT_NAME_END = frozenset({"table", "column", "field", "database", "key"})
 #: phrases that say what a column is for, not what it holds
 _GENERIC = frozenset({"identifier", "unique identifier", "unique id", "id", "primary key"})
+#: a quoted stretch of text: 'x' or "x" (not an apostrophe inside a word: "the table's")
+_QUOTED = re.compile(r"""(?<!\w)'([^'\n]{1,60})'(?!\w)|(?<!\w)"([^"\n]{1,60})"(?!\w)""")
 
 
 def clean(text: object) -> str:
@@ -74,6 +78,17 @@ def phrase(description: str) -> str | None:
         return None
     # lower-case ordinary words, keep acronyms (ID, GDP) as written
     return " ".join(w if w.isupper() and len(w) > 1 else w.lower() for w in words)
+
+
+def quoted_values(description: str) -> list[str]:
+    """The texts `description` quotes ('x' or "x"), in order, without repeats. Descriptions
+    quote the schema's own names too ("the 'division' column"): the caller tells those apart."""
+    out: dict[str, None] = {}
+    for match in _QUOTED.finditer(clean(description)):
+        text = (match.group(1) or match.group(2) or "").strip()
+        if text:
+            out.setdefault(text, None)
+    return list(out)
 
 
 def resolve_keys(catalog: Catalog, entries: Mapping[str, str]) -> tuple[Described, list[str]]:

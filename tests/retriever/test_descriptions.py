@@ -13,6 +13,7 @@ from indexer.knowledge import table_document
 from providers import HashingEmbedder
 from retriever import Retriever
 from retriever.baselines import BM25TableBaseline, DenseTableBaseline
+from retriever.lexical import SchemaLinker
 from retriever.semantic import SemanticLinker
 from retriever.tables import TableEntry, embed_entries, entries_from_catalog, group_by_database
 from schemagraph import Catalog, load_catalog
@@ -23,6 +24,9 @@ NOTES = {
     "clinic.Laboratory.T-BIL": "total bilirubin, in mg/dL",
     "clinic.Laboratory.GOT": "AST glutamic oxaloacetic transaminase",
     "clinic.Laboratory": "Results of laboratory examinations",
+    "clinic.Patient.SEX": "The 'SEX' column of the 'Patient' table: 'F', 'M' or 'unknown' "
+    "(tests in 'Laboratory', such as 'T-BIL', are by sex)",
+    "shop.orders.placed": "Date the order was placed, such as '2024-01-31'",
 }
 QUESTION = "What is the highest total bilirubin measured?"
 
@@ -99,6 +103,21 @@ def test_dense_documents_embed_the_descriptions(plain: Catalog, described: Catal
         ranking = DenseTableBaseline(entries, vectors, embedder).rank(QUESTION)
     assert cosines[1] > cosines[0] + 0.1
     assert ranking.tables[0] == ("clinic", "Laboratory")
+
+
+def test_values_a_description_quotes_link_like_sampled_values(
+    plain: Catalog, described: Catalog
+) -> None:
+    question = "How many patients of unknown sex had T-BIL tests in the laboratory on 2024-01-31?"
+    matched = []
+    for catalog in (plain, described):
+        entries = entries_from_catalog(catalog, with_values=False)
+        links = SchemaLinker(entries).link(question)
+        matched.append({(entries[m.entry].table, m.column, m.text) for m in links.value_matches})
+    assert matched[0] == set()
+    # quoted names of the database ('SEX', 'Laboratory', 'T-BIL') are not values, and one letter
+    # ('F') is too short to match
+    assert matched[1] == {("Patient", "SEX", "unknown"), ("orders", "placed", "2024 01 31")}
 
 
 def test_semantic_linker_links_question_words_to_described_columns(

@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 import re
 from difflib import SequenceMatcher
+from itertools import pairwise
 
 import numpy as np
 from hypothesis import given, settings
@@ -19,15 +20,25 @@ from retriever.lexical import MAX_VALUE_WORDS, SchemaLinker, TableBM25
 from retriever.lexical import _indexable as indexable
 from retriever.result import Example
 from retriever.tables import TableEntry
-from retriever.text import normalize_value, skeleton, stem, terms, words
+from retriever.text import STOPWORDS, normalize_value, skeleton, stem, terms, words
 
-# words `terms` keeps as they are, so corpora and queries share them
-VOCABULARY = ("alpha", "beta", "gamma", "delta", "zeta", "omega")
+# words `terms` keeps as they are, so corpora and queries share them ("alpha beta" in a query
+# is also the corpus word "alphabeta")
+VOCABULARY = ("alpha", "beta", "gamma", "delta", "zeta", "omega", "alphabeta")
+
+
+def reference_joined(question: str, vocabulary: set[str]) -> list[str]:
+    """Every pair of adjacent question words of 3 letters or more, not stopwords, joined."""
+    tokens = words(question)
+    pairs = [(a, b) for a, b in pairwise(tokens) if len(a) > 2 and len(b) > 2]
+    joined = [stem(a + b) for a, b in pairs if a not in STOPWORDS and b not in STOPWORDS]
+    return [t for t in joined if t in vocabulary]
 
 
 def reference_bm25(entries: list[TableEntry], question: str) -> np.ndarray:
-    bm25 = BM25Okapi([terms(e.text) or ["_"] for e in entries])
-    query = terms(question)
+    corpus = [terms(e.text) or ["_"] for e in entries]
+    bm25 = BM25Okapi(corpus)
+    query = terms(question) + reference_joined(question, {t for doc in corpus for t in doc})
     return np.asarray(bm25.get_scores(query)) if query else np.zeros(len(entries))
 
 
@@ -92,8 +103,9 @@ LINK_ENTRIES = [
 
 
 def reference_names(linker: SchemaLinker, entries: list[TableEntry], question: str) -> np.ndarray:
-    """Every table name checked against the question's terms."""
-    qterms = set(terms(question))
+    """Every table name checked against the question's terms and joined word pairs."""
+    vocabulary = {t for e in entries for name in (e.table, *e.columns) for t in terms(name)}
+    qterms = set(terms(question) + reference_joined(question, vocabulary))
     names = np.zeros(len(entries))
     for i, entry in enumerate(entries):
         name = tuple(dict.fromkeys(terms(entry.table)))
@@ -136,6 +148,19 @@ def test_names_link_tables_whose_every_name_term_is_in_the_question() -> None:
     assert links.names[1] == linker.idf("concert") and links.names[2] == linker.idf("singer")
     assert not links.names[3:].any()
     assert not linker.link("Which singers?").names[[0, 1]].any()
+
+
+def test_words_a_schema_writes_as_one_match_the_question_written_apart() -> None:
+    entries = [
+        TableEntry("school", "Highschooler", "highschooler name grade", columns=("name",)),
+        TableEntry("market", "prices", "prices high low", columns=("high", "low")),
+        TableEntry("market", "trades", "trades volume", columns=("volume",)),
+    ]
+    question = "How many high schoolers are there?"
+    bm25 = TableBM25(entries).scores(question)
+    assert bm25[0] > 0 and bm25[1] > 0  # and "high" alone still matches the prices
+    assert SchemaLinker(entries).link(question).names[0] > 0
+    assert not TableBM25(entries).scores("How many schoolers are high?")[0]  # not adjacent
 
 
 def test_values_take_the_longest_then_leftmost_match_once_per_entry() -> None:

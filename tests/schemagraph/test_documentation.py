@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from schemagraph import Catalog, Column, Database, SourceError, Table, load_catalog, load_spider
-from schemagraph.documentation import phrase, resolve_keys, summary
+from schemagraph.documentation import phrase, quoted_values, resolve_keys, summary
 from schemagraph.sources import load_ddl, load_source
 
 DDL = """
@@ -230,6 +230,42 @@ def test_ddl_comment_on_statements_and_inline_comments(tmp_path: Path) -> None:
 )
 def test_phrase_is_a_short_noun_phrase_or_none(description: str, expected: str | None) -> None:
     assert phrase(description) == expected
+
+
+@pytest.mark.parametrize(
+    ("description", "expected"),
+    [
+        (
+            "The 'division' column in the 'divisions' table stores codes such as 'G1', 'E2'.",
+            ["division", "divisions", "G1", "E2"],
+        ),
+        ('Status: "open", "closed" or \'open\'', ["open", "closed"]),
+        ("the team's home ground, the players' names", []),
+        ("no quotes at all", []),
+        ("an empty '' quote", []),
+    ],
+)
+def test_quoted_values_are_the_texts_a_description_quotes(
+    description: str, expected: list[str]
+) -> None:
+    assert quoted_values(description) == expected
+
+
+_VALUE = st.text(string.ascii_letters + string.digits + " -", min_size=1, max_size=20).filter(
+    lambda v: v.strip() == v and v.strip() != ""
+)
+
+
+@settings(max_examples=80, deadline=None)
+@given(values=st.lists(_VALUE, min_size=1, max_size=5), double=st.booleans())
+def test_quoted_values_read_back_every_value_quoted_in_a_sentence(
+    values: list[str], double: bool
+) -> None:
+    quote = '"' if double else "'"
+    listed = ", ".join(f"{quote}{v}{quote}" for v in values)
+    description = f"The table's code column holds values such as {listed}."
+
+    assert quoted_values(description) == list(dict.fromkeys(values))
 
 
 def test_summary_cuts_to_words() -> None:
