@@ -62,9 +62,9 @@ def main(argv: list[str] | None = None) -> int:
 
     dataset = load_files(args.tables, args.questions, args.databases, name=args.questions.stem)
     settings = Settings.from_env()
-    fp32 = make_query_embedder(settings, "minilm")  # one thread, as `schemarag bench recall`
-    served = fp32.with_precision("auto")  # type: ignore[attr-defined]
-    served.embed_query("warm up")
+    served = make_query_embedder(settings, "minilm")  # one thread, as `schemarag bench recall`
+    fp32 = served.with_precision("fp32")  # type: ignore[attr-defined]
+    fp32.embed_query("warm up")
     started = time.perf_counter()
     retriever = Retriever.open(args.store, fp32, vocabulary_embedder=cached(settings, fp32))
     opened_s = time.perf_counter() - started

@@ -112,8 +112,9 @@ class MiniLMEmbedder:
     loading. The model is loaded on first use, once per process and device, shared by every
     instance and thread. ``batch_size`` texts go through the model at a time. Queries and
     documents are embedded alike (the model has no query prompt). ``precision`` is one of
-    `PRECISIONS`; a BERT pipeline runs packed (see `providers.packed_bert`), others through
-    sentence-transformers.
+    `PRECISIONS`; the default, "auto", is what builds and the server run (bfloat16 where the CPU
+    has it natively); "fp32" for vectors that equal sentence-transformers'. A BERT pipeline runs
+    packed (see `providers.packed_bert`), others through sentence-transformers.
     """
 
     #: queries are embedded as documents: a batch of queries may go through `embed_documents`
@@ -125,7 +126,7 @@ class MiniLMEmbedder:
         model_path: str | Path | None = None,
         batch_size: int = 32,
         device: str = "cpu",
-        precision: str = "fp32",
+        precision: str = "auto",
     ) -> None:
         if batch_size < 1:
             raise ConfigurationError(f"batch_size must be >= 1, got {batch_size}")

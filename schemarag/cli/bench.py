@@ -13,7 +13,7 @@ from pathlib import Path
 from sqlglot.dialects.dialect import Dialect
 
 from indexer import read_examples
-from providers import parse_embedder_spec
+from providers import at_precision, parse_embedder_spec
 from retriever import DATASETS, BenchmarkDataError, Retriever, load_dataset, load_files
 from retriever.bench import (
     ensure_examples_index,
@@ -74,9 +74,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     recall.add_argument("--embedder", default="minilm", help="embedder spec (default minilm)")
     add_precision(
         recall,
-        default="fp32",
-        help="MiniLM's precision for the questions (default fp32; the server runs auto: bf16 "
-        "where the CPU has it natively)",
+        default="auto",
+        help="MiniLM's precision for the questions (default auto, as the server and the Python "
+        "API run it: bf16 where the CPU has it natively)",
     )
     recall.add_argument(
         "--examples",
@@ -169,7 +169,7 @@ def cmd_recall(args: argparse.Namespace) -> int:
         raise BenchmarkDataError(f"--limit must be >= 1, got {args.limit}")
     if args.limit is not None and args.sample is not None:
         raise BenchmarkDataError("--limit and --sample choose the questions two ways; give one")
-    if args.precision != "fp32" and parse_embedder_spec(args.embedder).provider != "minilm":
+    if args.precision != "auto" and parse_embedder_spec(args.embedder).provider != "minilm":
         raise BenchmarkDataError("--precision applies to the minilm embedder only")
     if args.examples is not None:
         read_examples(args.examples)  # an unreadable file stops here, before any work
@@ -192,13 +192,8 @@ def cmd_recall(args: argparse.Namespace) -> int:
         question_ids = [positions[id(q)] for q in chosen]
         dataset = replace(dataset, questions=tuple(chosen))
     settings = Settings.from_env()
-    embedder = make_query_embedder(settings, args.embedder)
-    if args.precision != "fp32":
-        from providers.minilm_embedder import MiniLMEmbedder
-
-        assert isinstance(embedder, MiniLMEmbedder)
-        embedder = embedder.with_precision(args.precision)
-        embedder.embed_query("warm up")
+    embedder = at_precision(make_query_embedder(settings, args.embedder), args.precision)
+    embedder.embed_query("warm up")
     store = args.store
     if store is not None and args.examples is not None:
         raise BenchmarkDataError(

@@ -31,7 +31,7 @@ REPO = Path(__file__).resolve().parents[2]
 
 @pytest.fixture(scope="module")
 def embedder() -> MiniLMEmbedder:
-    model = MiniLMEmbedder(batch_size=16)
+    model = MiniLMEmbedder(batch_size=16, precision="fp32")
     model.load()
     return model
 
@@ -62,7 +62,7 @@ def test_paraphrases_are_closer_than_unrelated_questions(embedder):
 
 def test_query_equals_document_row_and_batch_size_does_not_change_results(embedder):
     texts = [f"table {i}: column {i}, name, id" for i in range(40)]
-    small_batches = MiniLMEmbedder(batch_size=3).embed_documents(texts)
+    small_batches = MiniLMEmbedder(batch_size=3, precision="fp32").embed_documents(texts)
 
     np.testing.assert_allclose(small_batches, embedder.embed_documents(texts), atol=1e-5)
     np.testing.assert_allclose(embedder.embed_query(texts[7]), small_batches[7], atol=1e-5)
@@ -131,7 +131,7 @@ def test_auto_precision_is_bf16_exactly_where_the_cpu_runs_it_natively():
     auto = MiniLMEmbedder(precision="auto")
 
     assert auto.precision == ("bf16" if minilm_embedder.native_bf16() else "fp32")
-    assert MiniLMEmbedder().precision == "fp32"
+    assert MiniLMEmbedder().precision == auto.precision  # the default
 
 
 def test_at_precision_sets_minilm_and_refuses_precisions_other_embedders_lack():
@@ -199,7 +199,8 @@ def test_other_pipelines_run_through_sentence_transformers(embedder, monkeypatch
     monkeypatch.setattr(minilm_embedder, "_PACKED", {})
     monkeypatch.setattr(packed_bert, "supports", lambda model: False)
 
-    np.testing.assert_allclose(MiniLMEmbedder().embed_documents(TEXTS), packed, atol=1e-6)
+    fp32 = MiniLMEmbedder(precision="fp32")
+    np.testing.assert_allclose(fp32.embed_documents(TEXTS), packed, atol=1e-6)
     assert set(minilm_embedder._PACKED.values()) == {None}
 
 
@@ -215,7 +216,7 @@ def test_other_pipelines_run_through_sentence_transformers(embedder, monkeypatch
 def test_a_texts_vector_does_not_depend_on_its_batch(embedder, texts, batch_size):
     """Packed batches: each text attends only to itself, whatever else the batch holds."""
     alone = np.stack([embedder.embed_query(text) for text in texts])
-    together = MiniLMEmbedder(batch_size=batch_size).embed_documents(texts)
+    together = MiniLMEmbedder(batch_size=batch_size, precision="fp32").embed_documents(texts)
 
     np.testing.assert_allclose(together, alone, atol=2e-6)
 
