@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
 from contextlib import closing
 from pathlib import Path
@@ -15,6 +16,8 @@ from schemagraph.readonly import connect_readonly
 from schemagraph.sources.docs import describe_from_csvs
 
 _REQUIRED = ("db_id", "table_names_original", "column_names_original")
+#: a word of a name: camelCase and acronyms split (`HomeTeam`, `FTHG`), digits apart
+_WORD = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
 
 
 def load_spider(path: str | Path) -> Catalog:
@@ -24,8 +27,10 @@ def load_spider(path: str | Path) -> Catalog:
     `database/<db_id>/<db_id>.sqlite` (Spider and BIRD layouts); databases without one have a
     schema but no data. A file SQLite cannot read is reported in `Catalog.problems` and its
     database kept from tables.json alone, as if it had no file: one damaged file must not stop
-    a build of thousands. BIRD's `database/<db_id>/database_description/<table>.csv` files,
-    when present, give column descriptions (`sources.docs.describe_from_csvs`).
+    a build of thousands. The readable names of `table_names` and `column_names` describe the
+    tables and columns they rename ("total credits" for `tot_cred`); BIRD's
+    `database/<db_id>/database_description/<table>.csv` files, when present, give column
+    descriptions instead (`sources.docs.describe_from_csvs`).
     """
     path = Path(path)
     file = path / "tables.json" if path.is_dir() else path
@@ -79,15 +84,23 @@ def _database(entry: Any, position: int, file: Path, db_dir: Path, problems: lis
         fk = ForeignKey(table_names[src_table], (src_col,), table_names[ref_table], (ref_col,))
         if fk not in fks.setdefault(src_table, []):
             fks[src_table].append(fk)
+    table_labels = _labels(entry.get("table_names"), table_names)
+    column_labels = _labels(
+        [c[1] if isinstance(c, list) and len(c) == 2 else None for c in entry["column_names"]]
+        if isinstance(entry.get("column_names"), list)
+        else None,
+        [c for _, c in columns],
+    )
     tables = tuple(
         Table(
             name=name,
             columns=tuple(
-                Column(col, types[i], i in pk)
+                Column(col, types[i], i in pk, description=column_labels[i])
                 for i, (t, col) in enumerate(columns)
                 if t == table_index
             ),
             foreign_keys=tuple(fks.get(table_index, ())),
+            description=table_labels[table_index],
         )
         for table_index, name in enumerate(table_names)
     )
@@ -103,6 +116,24 @@ def _database(entry: Any, position: int, file: Path, db_dir: Path, problems: lis
         db, found = describe_from_csvs(db, described)
         problems.extend(found)
     return db
+
+
+def _labels(readable: Any, names: list[str]) -> list[str]:
+    """Per name, the readable name `tables.json` gives it (`table_names`, `column_names`:
+    "total credits" for `tot_cred`, "Final-time Home-team Goals" for `FTHG`) when its words
+    differ from the name's own, else "". Such a label is the name's description unless BIRD's
+    description files give one; a list of another length is ignored."""
+    if not isinstance(readable, list) or len(readable) != len(names):
+        return [""] * len(names)
+    return [
+        label if isinstance(label, str) and _words(label) != _words(name) else ""
+        for label, name in zip(readable, names, strict=True)
+    ]
+
+
+def _words(name: str) -> list[str]:
+    """Lower-case words of a name: `HomeTeam`, `home_team` and "home team" are alike."""
+    return [w.lower() for w in _WORD.findall(name)]
 
 
 def _unreadable(sqlite: Path) -> str | None:

@@ -46,6 +46,35 @@ def test_spider_source_reads_tables_json_and_finds_sqlite_files(sample_dir: Path
     }
 
 
+def test_readable_names_in_tables_json_describe_what_they_rename(tmp_path: Path) -> None:
+    entry = {
+        "db_id": "league",
+        "table_names_original": ["matchs", "tot_stats"],
+        "table_names": ["matches", "tot stats"],
+        "column_names_original": [[-1, "*"], [0, "FTHG"], [0, "HomeTeam"], [1, "tot_cred"]],
+        "column_names": [[-1, "*"], [0, "Final-time Home-team Goals"], [0, "home team"], [1, 7]],
+        "column_types": ["text", "number", "text", "number"],
+    }
+    (tmp_path / "tables.json").write_text(json.dumps([entry]))
+    db = load_spider(tmp_path).database("league")
+    matchs, stats = db.table("matchs"), db.table("tot_stats")
+    # a label in other words describes; one that only respells the name ("home team"), or is
+    # not text, does not
+    assert (matchs.description, stats.description) == ("matches", "")
+    assert [c.description for c in matchs.columns] == ["Final-time Home-team Goals", ""]
+    assert stats.column("tot_cred").description == ""
+    # BIRD's description files, when present, describe instead
+    folder = tmp_path / "database" / "league" / "database_description"
+    folder.mkdir(parents=True)
+    (folder / "matchs.csv").write_text(
+        "original_column_name,column_name,column_description,data_format,value_description\n"
+        "FTHG,,home goals at full time,integer,\n"
+    )
+    assert load_spider(tmp_path).database("league").table("matchs").column("FTHG").description == (
+        "home goals at full time"
+    )
+
+
 def test_spider_source_accepts_the_file_itself(sample_dir: Path) -> None:
     assert len(load_spider(sample_dir / "tables.json")) == len(SAMPLE_DBS)
 
