@@ -85,12 +85,7 @@ def _database(entry: Any, position: int, file: Path, db_dir: Path, problems: lis
         if fk not in fks.setdefault(src_table, []):
             fks[src_table].append(fk)
     table_labels = _labels(entry.get("table_names"), table_names)
-    column_labels = _labels(
-        [c[1] if isinstance(c, list) and len(c) == 2 else None for c in entry["column_names"]]
-        if isinstance(entry.get("column_names"), list)
-        else None,
-        [c for _, c in columns],
-    )
+    column_labels = _labels(entry.get("column_names"), [c for _, c in columns])
     tables = tuple(
         Table(
             name=name,
@@ -119,15 +114,17 @@ def _database(entry: Any, position: int, file: Path, db_dir: Path, problems: lis
 
 
 def _labels(readable: Any, names: list[str]) -> list[str]:
-    """Per name, the readable name `tables.json` gives it (`table_names`, `column_names`:
-    "total credits" for `tot_cred`, "Final-time Home-team Goals" for `FTHG`) when its words
-    differ from the name's own, else "". Such a label is the name's description unless BIRD's
-    description files give one; a list of another length is ignored."""
+    """Per name, the readable name `tables.json` gives it (`table_names`; `column_names`, as
+    [table, name] pairs: "total credits" for `tot_cred`, "Final-time Home-team Goals" for
+    `FTHG`) when its words differ from the name's own, else "". Such a label is the name's
+    description unless BIRD's description files give one; a list of another length is
+    ignored."""
     if not isinstance(readable, list) or len(readable) != len(names):
         return [""] * len(names)
+    labels = [r[1] if isinstance(r, list) and len(r) == 2 else r for r in readable]
     return [
         label if isinstance(label, str) and _words(label) != _words(name) else ""
-        for label, name in zip(readable, names, strict=True)
+        for label, name in zip(labels, names, strict=True)
     ]
 
 
