@@ -233,6 +233,10 @@ def cmd_recall(args: argparse.Namespace) -> int:
             progress=_progress,
             per_question=args.per_question,
         )
+    # the query embedder as it ran: with precision "auto" the figures depend on the CPU
+    report["embedder"] = embedder.name
+    if (precision := getattr(embedder, "precision", None)) is not None:
+        report["precision"] = precision
     if added is not None:
         report["user_examples"] = added
     if question_ids is not None:

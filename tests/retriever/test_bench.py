@@ -171,6 +171,8 @@ def test_bench_recall_cli_writes_the_json_contract_and_a_plot(
     assert all("." in t for t in first["rankings"]["schemarag"]["tables"])
     assert {"dataset", "questions", "databases", "methods"} <= set(report)
     assert report["questions"] == 4 and report["databases"] == 8
+    # the query embedder as it ran (a precision only for embedders that have one: MiniLM)
+    assert report["embedder"] == embedder.name and "precision" not in report
     assert set(report["methods"]) == {"schemarag", "bm25_table", "dense_table"}
     for metrics in report["methods"].values():
         assert set(metrics) == CONTRACT
