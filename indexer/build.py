@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from threadpoolctl import threadpool_limits
 
 from indexer.errors import BuildError
 from indexer.example_records import (
@@ -49,7 +50,7 @@ from indexer.example_records import (
     plan_examples,
 )
 from indexer.example_store import ExampleStore
-from indexer.journal import NOT_EMBEDDED, Journal, JournalRecord
+from indexer.journal import Journal, JournalRecord
 from indexer.knowledge import table_document
 from indexer.report import BuildReport
 from indexer.snapshot import (
@@ -81,7 +82,6 @@ log = logging.getLogger(__name__)
 
 POINT_NAMESPACE = uuid.UUID("6f1d2c54-0b7e-4d0e-9a43-5c3f0e6b9a10")
 UPSERT_BATCH = 256
-EMBED_BATCH = 2048  # questions embedded and committed to the journal at a time
 
 
 @dataclass(frozen=True)
@@ -306,16 +306,12 @@ def _build(
             len(keyed) - len(todo),
             len(gone),
         )
-        # synthesis includes validation (every SQL parsed, qualified and run); then the
-        # questions are embedded on every core (side by side, each slowed the other down)
         t0 = time.perf_counter()
         failed = _synthesize_all(
-            catalog, keyed, remaining, len(todo), journal, services, config, build_id
+            catalog, keyed, remaining, len(todo), journal, services, config, build_id, timings
         )
-        timings["synthesize"] = time.perf_counter() - t0
-        t0 = time.perf_counter()
-        embed_journal(journal, services.embedder, services.progress, EMBED_BATCH)
-        timings["embed_questions"] = time.perf_counter() - t0
+        # synthesis includes validation (every SQL parsed, qualified and run); embedding is apart
+        timings["synthesize"] = time.perf_counter() - t0 - timings["embed_questions"]
         if todo_examples:
             t0 = time.perf_counter()
             journal_examples(
@@ -436,9 +432,11 @@ def _synthesize_all(
     services: BuildServices,
     config: BuildConfig,
     build_id: str,
+    timings: dict[str, float],
 ) -> int:
-    """Synthesize and journal `remaining` (without vectors); returns how many traversals
-    failed."""
+    """Synthesize, embed and journal `remaining`; returns how many traversals failed. Adds the
+    seconds spent embedding to `timings["embed_questions"]`."""
+    timings["embed_questions"] = 0.0
     finished = total - len(remaining)
     failures: list[str] = []
     # Grouped by database, so a database's sample is read once and released as the build moves on.
@@ -462,7 +460,7 @@ def _synthesize_all(
             done_chunks = (synthesizer.run(chunk, threads.map) for chunk in chunks)
         for chunk, (results, chunk_failures) in zip(chunks, done_chunks, strict=True):
             failures.extend(chunk_failures)
-            _journal_chunk(catalog, keyed, results, journal, services.synthesizer_name, build_id)
+            _journal_chunk(catalog, keyed, results, journal, services, build_id, timings)
             finished += len(chunk)
             if services.progress:
                 services.progress("synthesize", finished, total)
@@ -474,8 +472,10 @@ def _synthesize_all(
 
 
 def auto_processes() -> int:
-    """Synthesis processes for an offline build on this machine: one per core (the questions
-    are embedded afterwards, on every core; docs/BENCHMARKS.md)."""
+    """Synthesis processes for an offline build on this machine: one per core. Each waits on
+    its SQL worker part of the time, and the build's own process embeds meanwhile on the
+    OpenMP threads the processes leave (at least one): on 2 cores, two processes built a
+    300-database estate in 117-118 s, one in 124-128 s (docs/BENCHMARKS.md)."""
     return max(1, min(os.cpu_count() or 1, MAX_AUTO_PROCESSES))
 
 
@@ -544,7 +544,12 @@ def _in_processes(
     stack: contextlib.ExitStack,
 ) -> Iterator[ChunkResult]:
     """Chunks synthesized by `processes` forked processes, yielded in order, with at most two
-    chunks per process in flight (the parent journals meanwhile)."""
+    chunks per process in flight (the parent embeds and journals meanwhile)."""
+    # The build's own process embeds meanwhile: its OpenMP threads (torch's) get the cores the
+    # synthesis processes leave, until synthesis is done. On 2 cores, torch on both beside one
+    # synthesis process built Spider in 143 s, on one in 109-119 s (docs/BENCHMARKS.md).
+    cores = max(1, (os.cpu_count() or 1) - processes)
+    stack.enter_context(threadpool_limits(limits=cores, user_api="openmp"))
     stack.enter_context(_forking(synthesizer))
     pool = stack.enter_context(
         ProcessPoolExecutor(processes, mp_context=multiprocessing.get_context("fork"))
@@ -566,12 +571,19 @@ def _journal_chunk(
     keyed: dict[str, Traversal],
     results: list[tuple[str, list[dict[str, Any]]]],
     journal: Journal,
-    synthesizer_name: str,
+    services: BuildServices,
     build_id: str,
+    timings: dict[str, float],
 ) -> None:
-    """Commit a chunk's records (not embedded yet) and stats to the journal."""
+    """Embed a chunk's questions and commit its records and stats to the journal."""
+    # A record whose question was dropped (a duplicate, say) keeps only its stats.
+    texts = [r["question"] for _, recs in results for r in recs if r.get("question")]
+    embedding_started = time.perf_counter()
+    vectors = services.embedder.embed_documents(texts)
+    timings["embed_questions"] += time.perf_counter() - embedding_started
     records: list[JournalRecord] = []
     finished_stats: list[tuple[str, dict[str, Any]]] = []
+    i = 0
     for key, recs in results:
         traversal = keyed[key]
         db = catalog.database(traversal.db_id)
@@ -580,7 +592,7 @@ def _journal_chunk(
             stats_part = rec.pop("stats", {})
             for name, value in stats_part.items():
                 _accumulate(stats, name, value)
-            if not rec.get("question"):  # dropped (a duplicate, say): only its stats count
+            if not rec.get("question"):
                 continue
             payload = {
                 **rec,
@@ -589,32 +601,17 @@ def _journal_chunk(
                 "traversal": traversal.id,
                 "traversal_tables": list(traversal.tables),
                 "traversal_key": key,
-                "synthesizer": synthesizer_name,
+                "synthesizer": services.synthesizer_name,
                 "fingerprints": {t: table_fingerprint(db.table(t)) for t in rec["tables"]},
                 "build_id": build_id,
             }
-            record_id = point_id(key, rec["question"], rec["sql"])
-            records.append(JournalRecord(record_id, key, payload, NOT_EMBEDDED))
+            records.append(
+                JournalRecord(point_id(key, rec["question"], rec["sql"]), key, payload, vectors[i])
+            )
             stats["records"] += 1
+            i += 1
         finished_stats.append((key, stats))
     journal.commit(finished_stats, records)
-
-
-def embed_journal(
-    journal: Journal,
-    embedder: Embedder,
-    progress: Callable[[str, int, int], None] | None = None,
-    batch: int = EMBED_BATCH,
-) -> None:
-    """Embed the questions of the journal's records that have no vector yet, `batch` at a
-    time, each batch committed (a resumed build embeds only what is left)."""
-    total, done = journal.unembedded_count(), 0
-    for rows in journal.unembedded(batch):
-        vectors = embedder.embed_documents([question for _, question in rows])
-        journal.set_vectors([(row, v) for (row, _), v in zip(rows, vectors, strict=True)])
-        done += len(rows)
-        if progress:
-            progress("embed", done, total)
 
 
 def _accumulate(stats: dict[str, Any], name: str, value: Any) -> None:

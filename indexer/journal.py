@@ -1,7 +1,5 @@
 """The build journal: one SQLite file per build that records finished traversals and their
-records, committed per batch. A record is journaled without its vector (`NOT_EMBEDDED`) while
-synthesis runs and gets it afterwards (`unembedded`, `set_vectors`), when the build embeds on
-every core.
+records (with vectors), committed per batch.
 
 It is what makes a build resumable: after a crash (even `kill -9`) the next run reopens the
 journal, skips every traversal it lists, and loads the knowledge base from it, so there are no
@@ -28,10 +26,7 @@ class JournalRecord:
     point_id: str
     traversal_key: str
     payload: dict[str, Any]
-    vector: Vectors  # empty: not embedded yet (`NOT_EMBEDDED`)
-
-
-NOT_EMBEDDED = np.empty(0, dtype=np.float32)
+    vector: Vectors
 
 
 class Journal:
@@ -98,47 +93,14 @@ class Journal:
                 raise
 
     def records(self, batch: int = 512) -> Iterator[list[JournalRecord]]:
-        """Every record, with its vector: all must have been embedded."""
         cursor = self._conn.execute(
             "SELECT point_id, traversal_key, payload, vector FROM records ORDER BY point_id"
         )
         while rows := cursor.fetchmany(batch):
-            if any(not v for *_, v in rows):
-                raise ValueError("the journal holds records that were never embedded")
             yield [
                 JournalRecord(p, k, json.loads(payload), np.frombuffer(v, dtype=np.float32))
                 for p, k, payload, v in rows
             ]
-
-    def unembedded_count(self) -> int:
-        query = "SELECT COUNT(*) FROM records WHERE length(vector) = 0"
-        return int(self._conn.execute(query).fetchone()[0])
-
-    def unembedded(self, batch: int) -> Iterator[list[tuple[int, str]]]:
-        """(row, question) of the records without a vector, `batch` at a time, in one pass by
-        row id (each batch is read after the previous one got its vectors)."""
-        last = 0
-        while rows := self._conn.execute(
-            "SELECT rowid, json_extract(payload, '$.question') FROM records "
-            "WHERE rowid > ? AND length(vector) = 0 ORDER BY rowid LIMIT ?",
-            (last, batch),
-        ).fetchall():
-            yield [(int(r), str(q)) for r, q in rows]
-            last = int(rows[-1][0])
-
-    def set_vectors(self, rows: list[tuple[int, Vectors]]) -> None:
-        """Store the vectors of records `unembedded` returned, in one transaction."""
-        with self._lock:
-            self._conn.execute("BEGIN")
-            try:
-                self._conn.executemany(
-                    "UPDATE records SET vector = ? WHERE rowid = ?",
-                    [(np.asarray(v, dtype=np.float32).tobytes(), r) for r, v in rows],
-                )
-                self._conn.execute("COMMIT")
-            except BaseException:
-                self._conn.execute("ROLLBACK")
-                raise
 
     def point_ids(self) -> set[str]:
         return {r[0] for r in self._conn.execute("SELECT point_id FROM records")}

@@ -247,7 +247,6 @@ def cmd_status(args: argparse.Namespace) -> int:
 #: what each build stage counts, as the progress lines say it
 STAGES = {
     "synthesize": ("synthesizing", "synthesized", "traversals"),
-    "embed": ("embedding", "embedded", "questions"),
     "load": ("loading", "loaded", "questions into the store"),
     "tables": ("embedding", "embedded", "table documents"),
 }

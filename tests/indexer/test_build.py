@@ -73,15 +73,6 @@ def points(location: StoreLocation) -> dict[str, dict[str, Any]]:
         client.close()
 
 
-def vectors(location: StoreLocation) -> dict[str, list[float]]:
-    client = QdrantClient(path=str(location.build_dir(location.current() or "") / "qdrant"))
-    try:
-        found, _ = client.scroll("schemarag_questions", limit=100_000, with_vectors=True)
-        return {str(p.id): [round(x, 6) for x in p.vector] for p in found}  # type: ignore[union-attr]
-    finally:
-        client.close()
-
-
 @pytest.fixture
 def catalog(sample_dir: Path) -> Catalog:
     return load_catalog([f"spider:{sample_dir}"])
@@ -134,10 +125,9 @@ def test_every_stage_reports_progress_and_its_seconds(catalog: Catalog, tmp_path
     by_stage: dict[str, list[tuple[int, int]]] = {}
     for stage, done, total in heard:
         by_stage.setdefault(stage, []).append((done, total))
-    assert list(by_stage) == ["synthesize", "embed", "load", "tables"]
+    assert list(by_stage) == ["synthesize", "load", "tables"]
     ends = {stage: seen[-1] for stage, seen in by_stage.items()}
     assert ends["synthesize"] == (report.traversals, report.traversals)
-    assert ends["embed"] == (report.questions, report.questions)
     assert ends["load"] == (report.questions, report.questions)
     assert ends["tables"] == (report.tables, report.tables)
     for seen in by_stage.values():
@@ -289,47 +279,6 @@ def test_interrupted_build_resumes_without_duplicates_and_readers_keep_the_old_b
     clean = StoreLocation.parse(tmp_path / "clean")
     build_index(load_catalog([source]), clean, template_services(), config)
     assert points(location).keys() == points(clean).keys()
-
-
-def test_a_build_interrupted_while_embedding_resumes_with_the_rest(
-    sample_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """Questions are embedded after synthesis, in committed batches: a build stopped there
-    synthesizes nothing again and embeds only the questions it had not."""
-    monkeypatch.setattr("indexer.build.EMBED_BATCH", 16)
-    catalog = load_catalog([f"spider:{sample_dir}"])
-
-    class Recording(HashingEmbedder):
-        def __init__(self, stop_after: int | None = None) -> None:
-            super().__init__(256)
-            self.texts: list[str] = []
-            self.stop_after = stop_after
-
-        def embed_documents(self, texts: Any) -> Any:
-            if self.stop_after is not None and len(self.texts) >= self.stop_after:
-                raise Interrupt()
-            self.texts.extend(texts)
-            return super().embed_documents(texts)
-
-    location = StoreLocation.parse(tmp_path / "kb")
-    services = template_services()
-    services.embedder = first = Recording(stop_after=48)
-    with pytest.raises(Interrupt):
-        build_index(catalog, location, services, CONFIG)
-    assert location.current() is None and len(first.texts) == 48
-
-    synthesized: list[str] = []
-    services = template_services(runner=lambda *args: synthesized.append("again"))
-    services.embedder = rest = Recording()
-    build_index(catalog, location, services, CONFIG)
-    assert not synthesized  # every traversal was journaled before the embedding began
-    clean = StoreLocation.parse(tmp_path / "clean")
-    build_index(catalog, clean, template_services(), CONFIG)
-    questions = sorted(p["question"] for p in points(clean).values())
-    assert sorted(first.texts + rest.texts[: len(questions) - 48]) == questions
-    without_build = lambda found: {k: {**p, "build_id": None} for k, p in found.items()}  # noqa: E731
-    assert without_build(points(location)) == without_build(points(clean))
-    assert vectors(location) == vectors(clean)
 
 
 def test_killed_build_resumes(sample_copy: Path, tmp_path: Path) -> None:

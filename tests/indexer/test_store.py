@@ -9,7 +9,7 @@ import pytest
 from qdrant_client import QdrantClient, models
 
 from indexer.errors import StoreError
-from indexer.journal import NOT_EMBEDDED, Journal, JournalRecord
+from indexer.journal import Journal, JournalRecord
 from indexer.store import QUESTIONS, TABLES, StoreLocation, index_status
 from schemarag.cli import main
 
@@ -102,21 +102,3 @@ def test_journal_survives_reopen_and_commits_atomically(tmp_path: Path) -> None:
     assert batch[0].payload == {"question": "q?"}
     assert batch[0].vector.tolist() == [1.0, 1.0, 1.0]
     again.close()
-
-
-def test_journal_records_get_their_vectors_after_synthesis(tmp_path: Path) -> None:
-    journal = Journal(tmp_path / "journal.sqlite")
-    records = [JournalRecord(f"p{i}", "k", {"question": f"q{i}?"}, NOT_EMBEDDED) for i in range(5)]
-    journal.commit([("k", {"records": 5})], records)
-    with pytest.raises(ValueError, match="never embedded"):
-        list(journal.records())
-    assert journal.unembedded_count() == 5
-    seen = []
-    for rows in journal.unembedded(2):  # each batch gets its vectors before the next is read
-        seen.append([question for _, question in rows])
-        journal.set_vectors([(row, np.full(3, float(row), dtype=np.float32)) for row, _ in rows])
-    assert seen == [["q0?", "q1?"], ["q2?", "q3?"], ["q4?"]]
-    assert journal.unembedded_count() == 0 and list(journal.unembedded(2)) == []
-    (batch,) = list(journal.records())
-    assert [r.vector.tolist() for r in batch] == [[float(i + 1)] * 3 for i in range(5)]
-    journal.close()
