@@ -81,7 +81,8 @@ def phrase(description: str) -> str | None:
 
 
 def quoted_values(description: str) -> list[str]:
-    """The texts `description` quotes ('x' or "x"), in order, without repeats. Descriptions
+    """The texts `description` quotes ('x' or "x"), in order, without repeats, with runs of
+    white space collapsed as `clean` collapses them. Descriptions
     quote the schema's own names too ("the 'division' column"): the caller tells those apart."""
     out: dict[str, None] = {}
     for match in _QUOTED.finditer(clean(description)):
