@@ -38,7 +38,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from threadpoolctl import threadpool_limits
 
 from indexer.errors import BuildError
 from indexer.example_records import (
@@ -63,6 +62,7 @@ from indexer.snapshot import (
 )
 from indexer.store import QUESTIONS, TABLES, StoreLocation, build_lock, copy_build, open_client
 from providers import Embedder
+from providers.threads import limited_threads
 from schemagraph import (
     Catalog,
     Database,
@@ -549,7 +549,7 @@ def _in_processes(
     # synthesis processes leave, until synthesis is done. On 2 cores, torch on both beside one
     # synthesis process built Spider in 143 s, on one in 109-119 s (docs/BENCHMARKS.md).
     cores = max(1, (os.cpu_count() or 1) - processes)
-    stack.enter_context(threadpool_limits(limits=cores, user_api="openmp"))
+    stack.enter_context(limited_threads(cores))
     stack.enter_context(_forking(synthesizer))
     pool = stack.enter_context(
         ProcessPoolExecutor(processes, mp_context=multiprocessing.get_context("fork"))
