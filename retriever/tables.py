@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from indexer.knowledge import table_document
+from indexer.knowledge import VALUES_PER_COLUMN, table_document
 from providers import Embedder
 from schemagraph import Catalog, DatabaseSample, sample_database
 from schemagraph.model import fold
@@ -83,7 +83,11 @@ class TableEntry:
 
 
 def entries_from_catalog(
-    catalog: Catalog, *, with_values: bool = True, max_values: int = 20, seed: int = 0
+    catalog: Catalog,
+    *,
+    with_values: bool = True,
+    max_values: int = VALUES_PER_COLUMN,
+    seed: int = 0,
 ) -> list[TableEntry]:
     """Table entries built as the indexer builds them (`indexer.knowledge.table_document`)."""
     out: list[TableEntry] = []
