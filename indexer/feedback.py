@@ -17,7 +17,7 @@ import re
 from collections import Counter
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
-from functools import cache
+from functools import cache, lru_cache
 
 from indexer.pairs import Feedback, QAPair, SynthesisRequest
 from indexer.reward import BUCKET_OF, BUCKETS, SCORE, Reward, marginal_gain, reward
@@ -117,14 +117,21 @@ def operators_in(reward: Reward) -> frozenset[str]:
 def operator_gain(reward: Reward, operator: str) -> float:
     """How much adding `operator` (with what it needs: WHERE for a condition, GROUP BY for
     HAVING, ORDER BY for LIMIT) would change the reward of the query `reward` scored."""
+    return _operator_gain(reward.keywords, reward.total, operator)
+
+
+@lru_cache(maxsize=1 << 16)
+def _operator_gain(keywords: tuple[tuple[str, int], ...], total: float, operator: str) -> float:
+    """The gain for a query's keyword counts (the reward is a function of them): the feedback
+    weighs a dozen operators at every attempt, and attempts share few keyword profiles."""
     added: Counter[str] = Counter(_BUNDLES[operator])
-    counts = reward.counts
+    counts = dict(keywords)
     needed = _NEEDS.get(operator)
     if needed and counts.get(needed, 0) == 0:
         added |= Counter(_BUNDLES[needed])  # union: HAVING's COUNT is GROUP BY's COUNT
     if operator in _CONDITIONAL and counts.get("WHERE", 0) == 0:
         added["WHERE"] += 1
-    return marginal_gain(reward, added)
+    return marginal_gain(Reward(total, (), keywords), added)
 
 
 def under_represented(reward: Reward) -> list[str]:

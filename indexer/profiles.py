@@ -440,22 +440,9 @@ def _short(words: str, own_words: tuple[str, ...]) -> str:
 def _sampled(name: str, sample: TableSample | None) -> tuple[tuple[str, ...], tuple[float, ...]]:
     if sample is None:
         return (), ()
-    key = fold(name)
-    texts: tuple[str, ...] = ()
-    for col, found in sample.text_values.items():
-        if fold(col) == key:
-            texts = tuple(v for v in found if _clean_value(v))
-            break
-    numbers = tuple(n for n in (_as_number(v) for v in _row_values(name, sample)) if n is not None)
+    texts = tuple(v for v in sample.texts(name) if _clean_value(v))
+    numbers = tuple(n for n in map(_as_number, sample.column_values(name)) if n is not None)
     return texts, numbers
-
-
-def _row_values(name: str, sample: TableSample) -> list[object]:
-    key = fold(name)
-    for i, col in enumerate(sample.columns):
-        if fold(col) == key:
-            return [row[i] for row in sample.rows]
-    return []
 
 
 def _clean_value(value: str) -> bool:
@@ -487,9 +474,8 @@ def _numeric_sample(name: str, sample: TableSample | None) -> bool:
     """A text column whose sampled values are all numbers ("3", "12.5") is numeric."""
     if sample is None:
         return False
-    values = [v for v in _row_values(name, sample) if v is not None]
-    key = fold(name)
-    texts = next((v for c, v in sample.text_values.items() if fold(c) == key), ())
+    values = [v for v in sample.column_values(name) if v is not None]
+    texts = sample.texts(name)
     if not values and not texts:
         return False
     return all(_as_number(v) is not None for v in [*values, *texts[:20]])

@@ -1,10 +1,15 @@
 """Validation of synthesized SQL before it enters the knowledge base.
 
 A pair is kept only when its SQL parses as one read-only query, references only tables and columns
-of its database (sqlglot `qualify` against the catalog), and, when the database has data, runs
-without error through the SQL toolkit's safe executor (on a live server, through its live engine:
-one engine, and a few kept connections, per database). The record's tables are the tables the SQL
-uses, named as the catalog writes them.
+of its database, and, when the database has data, runs without error through the SQL toolkit's
+safe executor (on a live server, through its live engine: one engine, and a few kept connections,
+per database). The record's tables are the tables the SQL uses, named as the catalog writes them.
+
+Column references are checked by sqlglot's `qualify` against the catalog, except in a query that
+runs on an SQLite file and quotes no name: there SQLite's own prepare step rejects every unknown
+column, and `qualify` (with the copy of the tree it changes) was a fifth of an offline build's
+synthesis. SQLite reads a double-quoted name that is no column as a string, so a query that
+quotes a name is always qualified.
 """
 
 from __future__ import annotations
@@ -64,13 +69,15 @@ def validate_sql(
         used.setdefault(fold(name), name)
     if not used:
         return Validation(False, "uses no table of the database", tree=tree)
-    try:
-        qualify(tree.copy(), schema=_schema(db), dialect=DIALECT, validate_qualify_columns=True)
-    except SqlglotError as exc:
-        reason = f"bad column reference: {str(exc).splitlines()[0]}"
-        return Validation(False, reason, tree=tree)
+    on_file = execute_sql and db.path is not None
+    if not on_file or any(i.quoted for i in tree.find_all(exp.Identifier)):
+        try:
+            qualify(tree.copy(), schema=_schema(db), dialect=DIALECT, validate_qualify_columns=True)
+        except SqlglotError as exc:
+            reason = f"bad column reference: {str(exc).splitlines()[0]}"
+            return Validation(False, reason, tree=tree)
     live = db.url is not None and runs_queries(db.url)  # other servers: not run, as DDL
-    if execute_sql and (db.path is not None or live):
+    if on_file or (execute_sql and live):
         limits = Limits(timeout_s=timeout_s, max_rows=1)
         if db.path is not None:
             # The guard already passed above; the engine still enforces read-only, the
@@ -79,7 +86,8 @@ def validate_sql(
         else:  # a live server: translated to its SQL, guarded in its dialect, read-only
             outcome = run_on_server(db, sql, limits)
         if not outcome.ok:
-            reason = f"fails to run: {getattr(outcome, 'message', '')}"
-            return Validation(False, reason, tree=tree)
+            message = getattr(outcome, "message", "")
+            kind = "bad column reference" if "no such column" in message else "fails to run"
+            return Validation(False, f"{kind}: {message}", tree=tree)
     order = [t.name for t in db.tables if fold(t.name) in used]
     return Validation(True, tables=tuple(order), tree=tree)

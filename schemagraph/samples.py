@@ -14,6 +14,7 @@ import random
 import sqlite3
 from contextlib import closing
 from dataclasses import dataclass
+from functools import cached_property
 
 from schemagraph.errors import SourceError
 from schemagraph.model import Database, fold
@@ -33,6 +34,31 @@ class TableSample:
     row_count: int
     #: distinct non-empty text values per text column (capped), in the engine's order
     text_values: dict[str, tuple[str, ...]]
+
+    def column_values(self, column: str) -> list[Value]:
+        """The sampled rows' values of `column` (any case), or [] when it was not sampled."""
+        position = self._positions.get(fold(column))
+        return [] if position is None else [row[position] for row in self.rows]
+
+    def texts(self, column: str) -> tuple[str, ...]:
+        """The distinct text values of `column` (any case), or () when it has none."""
+        return self._texts.get(fold(column), ())
+
+    # Looked up by folded name, once per sample: a scan per column is quadratic in the width,
+    # and warehouse tables have hundreds of columns.
+    @cached_property
+    def _positions(self) -> dict[str, int]:
+        positions: dict[str, int] = {}
+        for position, column in enumerate(self.columns):
+            positions.setdefault(fold(column), position)
+        return positions
+
+    @cached_property
+    def _texts(self) -> dict[str, tuple[str, ...]]:
+        texts: dict[str, tuple[str, ...]] = {}
+        for column, values in self.text_values.items():
+            texts.setdefault(fold(column), values)
+        return texts
 
 
 @dataclass(frozen=True)

@@ -30,7 +30,7 @@ def test_valid_join_reports_its_tables_in_catalog_spelling(pets: Database) -> No
     ("sql", "reason"),
     [
         ("SELECT name FROM Dogs", "unknown table 'Dogs'"),
-        ("SELECT nickname FROM Pets", "bad column reference"),
+        ("SELECT nickname FROM Pets", "no such column: nickname"),
         ("SELECT PetType FROM Pets WHERE", "parse"),
         ("DELETE FROM Pets", "refused"),
         ("SELECT 1", "uses no table"),
@@ -41,6 +41,29 @@ def test_invalid_sql_is_rejected_with_a_reason(pets: Database, sql: str, reason:
     result = validate_sql(pets, sql)
     assert not result.ok
     assert reason in result.reason
+
+
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "SELECT nickname FROM Pets",
+        "SELECT T1.pettype FROM Pets AS T1 JOIN Has_Pet AS T2 ON T1.petid = T2.nickname",
+        'SELECT PetType FROM Pets WHERE "nickname" = 1',  # SQLite: a string, where no column
+        "SELECT PetType FROM Pets ORDER BY `nick name`",
+    ],
+)
+@pytest.mark.parametrize("with_data", [True, False])
+def test_unknown_columns_are_rejected_with_or_without_data(
+    pets: Database, sql: str, with_data: bool
+) -> None:
+    db = pets if with_data else replace(pets, path=None)
+    result = validate_sql(db, sql)
+    assert not result.ok
+    assert "nickname" in result.reason or "nick name" in result.reason, result.reason
+
+
+def test_quoted_names_that_exist_are_valid(pets: Database) -> None:
+    assert validate_sql(pets, 'SELECT "PetType" FROM "Pets" WHERE `weight` > 1').ok
 
 
 def test_sql_that_fails_at_run_time_is_rejected(pets: Database) -> None:

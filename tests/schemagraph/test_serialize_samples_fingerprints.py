@@ -83,6 +83,20 @@ def test_samples_are_seeded_and_capped(sample_dir: Path) -> None:
     assert countries is not None and "usa" in countries.text_values["CountryName"]
 
 
+def test_a_sample_looks_columns_up_in_any_case(sample_dir: Path) -> None:
+    db = load_spider(sample_dir).database("car_1")
+    sample = sample_database(db, rows=3, seed=5)
+    assert sample is not None
+    countries = sample.table("countries")
+    assert countries is not None
+    names = countries.column_values("countryname")
+    assert names == [row[countries.columns.index("CountryName")] for row in countries.rows]
+    assert len(names) == 3
+    assert countries.texts("COUNTRYNAME") == countries.text_values["CountryName"]
+    assert countries.column_values("no_such_column") == []
+    assert countries.texts("CountryId") == ()  # a number column has no text values
+
+
 def test_samples_skip_databases_without_data(sample_copy: Path) -> None:
     (sample_copy / "database" / "pets_1" / "pets_1.sqlite").unlink()
     db = load_spider(sample_copy).database("pets_1")
