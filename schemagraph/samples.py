@@ -25,6 +25,9 @@ log = logging.getLogger(__name__)
 
 Value = str | int | float | bytes | None
 
+#: distinct values read per text column by default (the value index keeps them all)
+DISTINCT_VALUES = 50
+
 
 @dataclass(frozen=True)
 class TableSample:
@@ -74,7 +77,7 @@ def sample_database(
     db: Database,
     *,
     rows: int = 3,
-    distinct: int = 50,
+    distinct: int = DISTINCT_VALUES,
     max_value_chars: int = 80,
     seed: int = 0,
     timeout_s: float = 10.0,
