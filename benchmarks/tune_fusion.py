@@ -40,6 +40,7 @@ import numpy as np
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "benchmarks"))
 
 from retriever import Retriever, load_files  # noqa: E402
 from retriever.fusion import (  # noqa: E402
@@ -67,8 +68,9 @@ FEATURES = (
 )
 
 
-def question_sets(work: Path) -> dict[str, tuple[Path, slice]]:
-    """Question files for the sets, written once into `work`."""
+def question_sets(work: Path, held_out: bool = False) -> dict[str, tuple[Path, slice]]:
+    """Question files for the sets, written once into `work`; `held_out`: the Spider and
+    Spider-Syn questions of the databases `benchmarks/train_embedder.py` leaves out only."""
     work.mkdir(parents=True, exist_ok=True)
     out: dict[str, tuple[Path, slice]] = {}
     spider = json.loads((SPIDER / "train_spider.json").read_text(encoding="utf-8"))
@@ -78,6 +80,11 @@ def question_sets(work: Path) -> dict[str, tuple[Path, slice]]:
     ]
     bird = json.loads((BIRD / "train.json").read_text(encoding="utf-8"))
     bird = [{**r, "db_id": "bird_" + r["db_id"]} for r in bird]
+    if held_out:
+        from train_embedder import held_out as left_out
+
+        spider = [r for r in spider if left_out(r["db_id"])]
+        syn = [r for r in syn if left_out(r["db_id"])]
     for name, items in (("spider", spider), ("syn", syn), ("bird", bird)):
         random.Random(0).shuffle(items)
         path = work / f"{name}.json"
@@ -142,13 +149,13 @@ def documented(retriever: Retriever) -> np.ndarray:
     return described / names.clip(1)
 
 
-def extract(store: str, work: Path) -> dict[str, Any]:
+def extract(store: str, work: Path, spec: str, held_out: bool) -> dict[str, Any]:
     from schemarag.cli.retrieve import make_query_embedder
     from schemarag.settings import Settings
 
-    sets = question_sets(work)
+    sets = question_sets(work, held_out)
     tables = [SPIDER / "tables.json", SPLIT / "train_tables.json"]
-    embedder = make_query_embedder(Settings.from_env(), "minilm")
+    embedder = make_query_embedder(Settings.from_env(), spec)
     data: dict[str, Any] = {}
     with Retriever.open(store, embedder) as retriever:
         pos = {fold(d): i for i, d in enumerate(retriever.db_ids)}
@@ -205,12 +212,19 @@ def main(argv: list[str] | None = None) -> int:
         help="an index of the same pool built with BIRD's column descriptions (extracts features)",
     )
     parser.add_argument("--out", type=Path, default=REPO / ".schemarag/tune-fusion")
+    parser.add_argument("--embedder", default="minilm", help="the stores' embedder spec")
+    parser.add_argument(
+        "--held-out",
+        action="store_true",
+        help="Spider and Spider-Syn questions of the databases benchmarks/train_embedder.py "
+        "leaves out only (for an embedder adapted on the others)",
+    )
     args = parser.parse_args(argv)
     logging.disable(logging.WARNING)
     data: dict[str, Any] = {}
     for prefix, store in (("", args.store), ("docs.", args.docs_store)):
         work = args.out / prefix.rstrip(".") if prefix else args.out
-        found = dict(extract(store, work)) if store else None
+        found = dict(extract(store, work, args.embedder, args.held_out)) if store else None
         if found is None and (work / "features.npz").is_file():
             found = dict(np.load(work / "features.npz"))
         data.update({prefix + k: v for k, v in (found or {}).items()})

@@ -5,7 +5,7 @@ Everything a pipeline stage needs to talk to a model, chosen by a spec string::
     from providers import make_llm, make_embedder, ProviderCache, CachedLLM
 
     llm = make_llm("anthropic:claude-sonnet-5-5", anthropic_api_key=key)
-    embedder = make_embedder("minilm")
+    embedder = make_embedder("minilm+schema")
 
 Offline choices ship in the package: `ScriptedLLM` (``scripted:TEXT``), `HashingEmbedder`
 (``hashing:512``) and, with the ``minilm`` extra, `MiniLMEmbedder` (``minilm``) or, with the
@@ -49,6 +49,7 @@ from providers.registry import (
     make_llm,
     parse_embedder_spec,
     parse_llm_spec,
+    spec_of_embedder,
 )
 from providers.scripted import ScriptedLLM, echo_last_user_message
 from providers.structured import JSON_INSTRUCTION, complete_json, extract_json
@@ -106,5 +107,6 @@ __all__ = [
     "normalize_rows",
     "parse_embedder_spec",
     "parse_llm_spec",
+    "spec_of_embedder",
     "tokenize",
 ]

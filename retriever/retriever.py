@@ -1,6 +1,6 @@
 """`Retriever`: a question in, ranked databases and tables out.
 
-    retriever = Retriever.open(".schemarag/store", embedder=make_embedder("minilm"))
+    retriever = Retriever.open(".schemarag/store", embedder=make_embedder("minilm+schema"))
     result = retriever.retrieve("How many singers are from France?")
     result.databases[0].db_id, result.databases[0].chosen_tables, result.confidence
 

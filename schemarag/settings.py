@@ -12,7 +12,7 @@ SCHEMARAG_OPENAI_BASE_URL   openai_base_url                  none
 SCHEMARAG_OPENAI_API_KEY    openai_api_key                   none
 SCHEMARAG_LLM               llm_spec                         none (offline)
 SCHEMARAG_LLAMACPP_THREADS  llamacpp_threads                 one per core, at most 8
-SCHEMARAG_EMBEDDER          embedder_spec                    ``minilm``
+SCHEMARAG_EMBEDDER          embedder_spec                    ``minilm+schema``
 SCHEMARAG_CACHE             cache_path                       ``.schemarag/cache.sqlite``
 SCHEMARAG_STORE             store_path                       ``.schemarag/store``
 QDRANT_API_KEY              qdrant_api_key                   none
@@ -77,7 +77,7 @@ class Settings:
     openai_api_key: str | None = field(default=None, repr=False)
     llm_spec: str | None = None
     llamacpp_threads: int | None = None
-    embedder_spec: str = "minilm"
+    embedder_spec: str = "minilm+schema"
     cache_path: Path = Path(".schemarag/cache.sqlite")
     store_path: Path = Path(".schemarag/store")
     qdrant_api_key: str | None = field(default=None, repr=False)

@@ -21,7 +21,7 @@ from typing import Any
 
 from indexer import StoreLocation
 from indexer.store import QUESTIONS
-from providers import CachedEmbedder, Embedder, ProviderCache
+from providers import CachedEmbedder, Embedder, ProviderCache, spec_of_embedder
 from providers.embedding import Vectors
 from retriever import KnowledgeBase, Retriever, StoreNotReadyError
 
@@ -33,8 +33,7 @@ __all__ = ["StoreSource", "VocabularyEmbedder", "embedder_spec_of", "prepare_que
 def embedder_spec_of(manifest: Mapping[str, Any]) -> str:
     """The spec that rebuilds the embedder a manifest names (`minilm:all-MiniLM-L6-v2` →
     `minilm`; `hashing:256` and `cohere:MODEL` are specs already)."""
-    name = str(manifest.get("embedder", "") or "minilm")
-    return "minilm" if name.startswith("minilm:") else name
+    return spec_of_embedder(str(manifest.get("embedder", "") or "minilm"))
 
 
 def prepare_query_embedder(embedder: Embedder) -> Embedder:

@@ -71,7 +71,9 @@ def register(sub: argparse._SubParsersAction) -> None:
         default=Path(".schemarag/bench"),
         help="where the index is built without --store",
     )
-    recall.add_argument("--embedder", default="minilm", help="embedder spec (default minilm)")
+    recall.add_argument(
+        "--embedder", default="minilm+schema", help="embedder spec (default minilm+schema)"
+    )
     add_precision(
         recall,
         default="auto",

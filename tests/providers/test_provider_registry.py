@@ -19,6 +19,7 @@ from providers import (
     make_llm,
     parse_embedder_spec,
     parse_llm_spec,
+    spec_of_embedder,
 )
 
 
@@ -90,7 +91,23 @@ def test_embedder_specs():
     assert make_embedder("cohere:embed-multilingual-v3.0", cohere_api_key="k").dim == 1024
 
 
-@pytest.mark.parametrize("spec", ["bert", "minilm:large", "cohere:", "", "HASHING"])
+def test_minilm_adapter_specs_parse_without_loading_anything():
+    assert parse_embedder_spec("minilm+schema").adapters == "schema"
+    assert parse_embedder_spec("minilm+runs/mine.npz").adapters == "runs/mine.npz"
+    assert parse_embedder_spec("minilm").adapters is None
+
+
+def test_a_builds_embedder_name_gives_back_its_spec():
+    assert spec_of_embedder("minilm:all-MiniLM-L6-v2") == "minilm"
+    assert spec_of_embedder("minilm:all-MiniLM-L6-v2+schema-v1") == "minilm+schema"
+    assert spec_of_embedder("hashing:256") == "hashing:256"
+    with pytest.raises(ConfigurationError, match=r"--embedder minilm\+PATH/mine\.npz"):
+        spec_of_embedder("minilm:all-MiniLM-L6-v2+mine")
+
+
+@pytest.mark.parametrize(
+    "spec", ["bert", "minilm:large", "cohere:", "", "HASHING", "minilm+", "minilm+large"]
+)
 def test_unknown_embedder_spec_lists_the_valid_forms(spec):
     with pytest.raises(ConfigurationError) as caught:
         make_embedder(spec)

@@ -13,7 +13,7 @@ from schemarag.settings import Settings
 def test_defaults_with_an_empty_environment():
     settings = Settings.from_env({})
 
-    assert settings.embedder_spec == "minilm"
+    assert settings.embedder_spec == "minilm+schema"
     assert settings.llm_spec is None
     assert settings.cache_path == Path(".schemarag/cache.sqlite")
     assert settings.store_path == Path(".schemarag/store")
@@ -60,7 +60,7 @@ def test_cohere_key_falls_back_to_cohere_api_key_and_co_api_key_wins():
 def test_empty_variables_count_as_unset():
     settings = Settings.from_env({"SCHEMARAG_EMBEDDER": "", "ANTHROPIC_API_KEY": "  "})
 
-    assert settings.embedder_spec == "minilm"
+    assert settings.embedder_spec == "minilm+schema"
     assert settings.anthropic_api_key is None
 
 

@@ -1,0 +1,281 @@
+"""Fine-tune MiniLM for schema routing on train questions only (issue 15): low-rank adapters.
+
+Each train question is pulled towards the table document (`indexer.knowledge.table_document`,
+the text the index embeds) of one of its gold tables, against the batch's other documents
+(with `--hard 1`, also a table of another database that BM25 ranks high); and, with
+`--synthetic`, towards one of its database's synthetic questions, against the batch's others
+and the nearest synthetic question of another database. Softmax over cosines times `SCALE`.
+Only low-rank adapters (LoRA, rank `--rank`) on the encoder's linear layers are trained; the
+share `--strength` of the update is written to OUT (float16 .npz, about 1.2 MB at rank 16),
+which `providers.minilm_embedder` merges into the packaged weights at load.
+
+Questions: Spider train and its Spider-Syn rewrites, minus the databases held out for checking
+the fusion (`held_out`; `benchmarks/tune_fusion.py --held-out`); never a dev question, and no
+schema but the training databases'. The shipped `providers/adapters/schema-v1.npz` came from:
+
+    schemarag index build spider:../shared/data/spider --store S --embedder minilm
+    flock /tmp/heavy.lock .venv/bin/python benchmarks/train_embedder.py --out A.npz \
+        --synthetic S/builds/*/snapshot/questions.jsonl
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import logging
+import math
+import random
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import torch
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from indexer.knowledge import table_document  # noqa: E402
+from providers.minilm_embedder import default_minilm_path  # noqa: E402
+from providers.schema_adapters import TARGETS, LoRALinear  # noqa: E402
+from retriever import load_files  # noqa: E402
+from retriever.lexical import TableBM25  # noqa: E402
+from retriever.tables import TableEntry  # noqa: E402
+from schemagraph.model import fold  # noqa: E402
+
+SPIDER = REPO.parent / "shared/data/spider"
+SCALE = 20.0
+log = logging.getLogger("train_embedder")
+
+
+def held_out(db_id: str, share: float = 0.2) -> bool:
+    """Spider train databases kept out of training, for fitting the fusion on questions the
+    adapters never saw (a fixed fifth, by hash)."""
+    digest = hashlib.sha1(db_id.encode()).digest()
+    return digest[0] / 256 < share
+
+
+def pairs(work: Path) -> tuple[list[tuple[str, str, list[str], str]], dict[tuple[str, str], str]]:
+    """(question, db, gold table keys, hard negative doc) rows, and every table's document."""
+    syn = json.loads((SPIDER / "spider_syn/train_spider.json").read_text(encoding="utf-8"))
+    work.mkdir(parents=True, exist_ok=True)
+    syn_file = work / "syn_train.json"
+    syn_file.write_text(
+        json.dumps(
+            [
+                {"db_id": r["db_id"], "question": r["SpiderSynQuestion"], "query": r["query"]}
+                for r in syn
+            ]
+        ),
+        encoding="utf-8",
+    )
+    rows = []
+    docs: dict[tuple[str, str], str] = {}
+    entries: list[TableEntry] = []
+    for questions in (SPIDER / "train_spider.json", syn_file):
+        data = load_files(SPIDER / "tables.json", questions)
+        if not docs:
+            for db in data.catalog.databases:
+                for table in db.tables:
+                    payload = table_document(db, table)
+                    entries.append(TableEntry.from_payload(payload))
+                    docs[(fold(db.id), fold(table.name))] = payload["text"]
+        rows.extend(q for q in data.questions if not held_out(q.db_id))
+    # hard negatives come from the training databases only: no dev or held-out schema is read
+    trained = {fold(q.db_id) for q in rows}
+    entries = [e for e in entries if fold(e.db_id) in trained]
+    bm25 = TableBM25(entries)
+    out = []
+    for q in rows:
+        scores = bm25.scores(q.question)
+        hard = next(
+            (
+                entries[int(i)].key
+                for i in np.argsort(-scores)[:20]
+                if fold(entries[int(i)].db_id) != fold(q.db_id)
+            ),
+            entries[0].key,
+        )
+        out.append((q.question, fold(q.db_id), sorted(q.gold), docs[hard]))
+    return out, docs
+
+
+def synthetic_pairs(
+    questions_file: Path, rows: list[tuple[str, str, list[str], str]], model
+) -> tuple[list[list[str]], list[str], list[str]]:
+    """Per training question: its database's synthetic questions that share a gold table (all
+    of the database's when none does), the nearest synthetic question of another database by
+    the plain model (the hard negative), and its database."""
+    trained = {db for _, db, _, _ in rows}
+    records = [json.loads(line) for line in questions_file.read_text().splitlines() if line]
+    records = [r for r in records if fold(r["db_id"]) in trained]
+    texts = [r["question"] for r in records]
+    dbs = np.array([fold(r["db_id"]) for r in records])
+    vectors = model.encode(texts, batch_size=64, normalize_embeddings=True)
+    asked = model.encode([r[0] for r in rows], batch_size=64, normalize_embeddings=True)
+    positives, negatives = [], []
+    for i, (_, db, gold, _) in enumerate(rows):
+        tables = {t for _, t in gold}
+        mine = [k for k in np.flatnonzero(dbs == db)]
+        sharing = [k for k in mine if tables & {fold(t) for t in records[k]["tables"]}]
+        positives.append([texts[k] for k in (sharing or mine)])
+        scores = vectors @ asked[i]
+        scores[dbs == db] = -2.0
+        negatives.append(texts[int(np.argmax(scores))])
+    log.info("synthetic questions: %d, from %s", len(texts), questions_file)
+    return positives, negatives, [r[1] for r in rows]
+
+
+def synthetic_loss(synthetic, batch_ids: list[int], embed, q: torch.Tensor) -> torch.Tensor:
+    """Softmax of each question over the batch's synthetic questions: one of its database's
+    (drawn) against the others' and every question's hard negative."""
+    positives, negatives, dbs = synthetic
+    drawn = [random.choice(positives[i]) for i in batch_ids]
+    texts = list(dict.fromkeys(drawn + [negatives[i] for i in batch_ids]))
+    column = {text: j for j, text in enumerate(texts)}
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        s = embed(texts)
+    logits = SCALE * q.float() @ s.float().T
+    mask = torch.zeros_like(logits, dtype=torch.bool)
+    for a, i in enumerate(batch_ids):
+        for b, j in enumerate(batch_ids):
+            if a != b and dbs[i] == dbs[j] and drawn[b] != drawn[a]:
+                mask[a, column[drawn[b]]] = True
+    logits = logits.masked_fill(mask, -1e4)
+    target = torch.tensor([column[t] for t in drawn])
+    return torch.nn.functional.cross_entropy(logits, target)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument("--work", type=Path, default=REPO / ".schemarag/train-embedder")
+    parser.add_argument("--rank", type=int, default=16)
+    parser.add_argument("--epochs", type=float, default=1.0)
+    parser.add_argument("--batch", type=int, default=64)
+    parser.add_argument("--lr", type=float, default=5e-4)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--hard", type=int, default=0, help="hard negatives per question (0 or 1)")
+    parser.add_argument("--max-tokens", type=int, default=96)
+    parser.add_argument(
+        "--strength",
+        type=float,
+        default=0.5,
+        help="the share of the trained update written (1: all of it; 0.5, shipped, was better "
+        "on the fusion's held-out train questions)",
+    )
+    parser.add_argument(
+        "--synthetic",
+        type=Path,
+        help="the questions.jsonl of a built index's snapshot (the Spider pool): also pull "
+        "each question towards its database's synthetic questions, away from the nearest "
+        "synthetic question of another database",
+    )
+    args = parser.parse_args()
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
+    random.seed(args.seed)
+    torch.manual_seed(args.seed)
+    torch.set_num_threads(2)
+
+    rows, docs = pairs(args.work)
+    log.info("%d training questions, %d table documents", len(rows), len(docs))
+
+    import sentence_transformers
+
+    model = sentence_transformers.SentenceTransformer(str(default_minilm_path()), device="cpu")
+    model.max_seq_length = args.max_tokens
+    synthetic = synthetic_pairs(args.synthetic, rows, model) if args.synthetic else None
+    bert = model[0].auto_model
+    for p in model.parameters():
+        p.requires_grad_(False)
+    adapters: dict[str, LoRALinear] = {}
+    for name, module in list(bert.encoder.named_modules()):
+        for target in TARGETS:
+            child = module.get_submodule(target) if _has(module, target) else None
+            if child is not None and isinstance(child, torch.nn.Linear) and name.count(".") == 1:
+                wrapped = LoRALinear(child, args.rank)
+                _set(module, target, wrapped)
+                adapters[f"{name}.{target}"] = wrapped
+    params = [p for a in adapters.values() for p in (a.A, a.B)]
+    log.info("%d adapters, %d parameters", len(adapters), sum(p.numel() for p in params))
+    optimizer = torch.optim.AdamW(params, lr=args.lr, weight_decay=0.0)
+    steps = math.ceil(len(rows) * args.epochs / args.batch)
+    warmup = max(1, steps // 10)
+    schedule = torch.optim.lr_scheduler.LambdaLR(
+        optimizer, lambda s: min(1.0, (s + 1) / warmup) * max(0.0, (steps - s) / steps)
+    )
+
+    def embed(texts: list[str]) -> torch.Tensor:
+        features = model.tokenize(texts)
+        return model(features)["sentence_embedding"]
+
+    model.train()
+    order: list[int] = []
+    started = time.perf_counter()
+    for step in range(steps):
+        if len(order) < args.batch:
+            fresh = list(range(len(rows)))
+            random.shuffle(fresh)
+            order.extend(fresh)
+        batch_ids = [order.pop() for _ in range(args.batch)]
+        batch = [rows[i] for i in batch_ids]
+        positives = [random.choice(gold) for _, _, gold, _ in batch]
+        texts = list(
+            dict.fromkeys(
+                [docs[k] for k in positives] + ([hard for *_, hard in batch] if args.hard else [])
+            )
+        )
+        column = {text: j for j, text in enumerate(texts)}
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            q = embed([question for question, *_ in batch])
+            d = embed(texts)
+        logits = SCALE * q.float() @ d.float().T
+        # every gold table of the question but the one drawn is no negative
+        mask = torch.zeros_like(logits, dtype=torch.bool)
+        for i, (_, _, gold, _) in enumerate(batch):
+            for key in gold:
+                if key != positives[i] and docs[key] in column:
+                    mask[i, column[docs[key]]] = True
+        logits = logits.masked_fill(mask, -1e4)
+        target = torch.tensor([column[docs[k]] for k in positives])
+        loss = torch.nn.functional.cross_entropy(logits, target)
+        if synthetic is not None:
+            loss = loss + synthetic_loss(synthetic, batch_ids, embed, q)
+        loss.backward()
+        optimizer.step()
+        schedule.step()
+        optimizer.zero_grad()
+        if step % 20 == 0 or step == steps - 1:
+            log.info(
+                "step %d/%d loss %.3f (%.0fs)",
+                step + 1,
+                steps,
+                loss.item(),
+                time.perf_counter() - started,
+            )
+    arrays = {}
+    for name, a in adapters.items():
+        arrays[f"{name}.A"] = a.A.detach().numpy().astype(np.float16)
+        arrays[f"{name}.B"] = (a.B.detach() * a.scale * args.strength).numpy().astype(np.float16)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    np.savez_compressed(args.out, **arrays)
+    log.info("wrote %s", args.out)
+    return 0
+
+
+def _has(module: torch.nn.Module, path: str) -> bool:
+    try:
+        module.get_submodule(path)
+    except AttributeError:
+        return False
+    return True
+
+
+def _set(module: torch.nn.Module, path: str, value: torch.nn.Module) -> None:
+    parent, _, leaf = path.rpartition(".")
+    setattr(module.get_submodule(parent) if parent else module, leaf, value)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,84 @@
+"""Low-rank adapters that fit MiniLM to schema routing, merged into its weights at load.
+
+An adapter file (.npz) holds, for each adapted linear layer of the BERT encoder
+(``layer.K.attention.self.query`` ...), ``NAME.A`` (rank x in) and ``NAME.B`` (out x rank,
+its scale applied; float16 or float32): the layer's weight becomes ``W + B @ A``.
+`benchmarks/train_embedder.py` trains them on train questions.
+
+The shipped adapters (``minilm+schema``, `providers.minilm_embedder.SCHEMA_ADAPTERS`) were
+trained on Spider train and its Spider-Syn rewrites (four fifths of the databases: the others
+were kept for the fusion's held-out checks), pulling each question towards its gold tables'
+documents and its database's synthetic questions; half of the trained update is written, which
+did better than all of it on those held-out questions (docs/BENCHMARKS.md, "MiniLM adapted to
+schema routing").
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from providers.errors import ConfigurationError
+
+__all__ = ["TARGETS", "LoRALinear", "merge"]
+
+#: the linear layers of a BERT layer that get an adapter
+TARGETS = (
+    "attention.self.query",
+    "attention.self.key",
+    "attention.self.value",
+    "attention.output.dense",
+    "intermediate.dense",
+    "output.dense",
+)
+
+
+class LoRALinear(torch.nn.Module):
+    """`base(x) + scale * x A^T B^T`, with `base` frozen (for training)."""
+
+    def __init__(self, base: torch.nn.Linear, rank: int, alpha: float | None = None) -> None:
+        super().__init__()
+        self.base = base
+        self.scale = (alpha if alpha is not None else 2.0 * rank) / rank
+        self.A = torch.nn.Parameter(torch.empty(rank, base.in_features))
+        self.B = torch.nn.Parameter(torch.zeros(base.out_features, rank))
+        torch.nn.init.kaiming_uniform_(self.A, a=5**0.5)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.base(x) + (x @ self.A.T @ self.B.T) * self.scale
+
+
+def merge(bert: Any, path: Path) -> int:
+    """Add the adapters of `path` to `bert`'s (a transformers `BertModel`) linear weights;
+    returns how many layers changed. A file that is no adapter file of this model is a
+    `ConfigurationError`, and then no weight has changed."""
+    try:
+        with np.load(path) as arrays:
+            loaded = {key: arrays[key].astype(np.float32) for key in arrays.files}
+    except (OSError, ValueError, TypeError, AttributeError):  # not a file of named arrays
+        raise ConfigurationError(
+            f"adapters {str(path)!r}: not an .npz file of arrays (train adapters with "
+            "benchmarks/train_embedder.py)"
+        ) from None
+    names = sorted({key.rsplit(".", 1)[0] for key in loaded})
+    deltas = {}
+    for name in names:
+        try:
+            layer = bert.encoder.get_submodule(name)
+            delta = loaded[f"{name}.B"] @ loaded[f"{name}.A"]
+            fits = isinstance(layer, torch.nn.Linear) and delta.shape == layer.weight.shape
+        except (AttributeError, KeyError, ValueError):
+            fits = False
+        if not fits:
+            raise ConfigurationError(
+                f"adapters {str(path)!r}: {name!r} is no linear layer of this model, or its "
+                "A and B arrays do not fit it (train them with benchmarks/train_embedder.py)"
+            )
+        deltas[name] = (layer, torch.from_numpy(delta))
+    with torch.no_grad():
+        for layer, delta in deltas.values():
+            layer.weight += delta.to(layer.weight.dtype)
+    return len(names)
