@@ -117,7 +117,7 @@ def synthetic_pairs(
     positives, negatives = [], []
     for i, (_, db, gold, _) in enumerate(rows):
         tables = {t for _, t in gold}
-        mine = [k for k in np.flatnonzero(dbs == db)]
+        mine = list(np.flatnonzero(dbs == db))
         sharing = [k for k in mine if tables & {fold(t) for t in records[k]["tables"]}]
         positives.append([texts[k] for k in (sharing or mine)])
         scores = vectors @ asked[i]
@@ -190,13 +190,12 @@ def main() -> int:
     for p in model.parameters():
         p.requires_grad_(False)
     adapters: dict[str, LoRALinear] = {}
-    for name, module in list(bert.encoder.named_modules()):
+    for k, layer in enumerate(bert.encoder.layer):
         for target in TARGETS:
-            child = module.get_submodule(target) if _has(module, target) else None
-            if child is not None and isinstance(child, torch.nn.Linear) and name.count(".") == 1:
-                wrapped = LoRALinear(child, args.rank)
-                _set(module, target, wrapped)
-                adapters[f"{name}.{target}"] = wrapped
+            parent, _, leaf = target.rpartition(".")
+            wrapped = LoRALinear(layer.get_submodule(target), args.rank)
+            setattr(layer.get_submodule(parent), leaf, wrapped)
+            adapters[f"layer.{k}.{target}"] = wrapped
     params = [p for a in adapters.values() for p in (a.A, a.B)]
     log.info("%d adapters, %d parameters", len(adapters), sum(p.numel() for p in params))
     optimizer = torch.optim.AdamW(params, lr=args.lr, weight_decay=0.0)
@@ -262,19 +261,6 @@ def main() -> int:
     np.savez_compressed(args.out, **arrays)
     log.info("wrote %s", args.out)
     return 0
-
-
-def _has(module: torch.nn.Module, path: str) -> bool:
-    try:
-        module.get_submodule(path)
-    except AttributeError:
-        return False
-    return True
-
-
-def _set(module: torch.nn.Module, path: str, value: torch.nn.Module) -> None:
-    parent, _, leaf = path.rpartition(".")
-    setattr(module.get_submodule(parent) if parent else module, leaf, value)
 
 
 if __name__ == "__main__":

@@ -50,11 +50,6 @@ def add_retriever_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def embedder_spec(name: str) -> str:
-    """The spec that makes the embedder a manifest names (`minilm:all-MiniLM-L6-v2` → minilm)."""
-    return spec_of_embedder(name)
-
-
 def make_query_embedder(settings: Settings, spec: str | None) -> Embedder:
     """The embedder for queries, with the process set up for one query at a time.
 
@@ -99,7 +94,7 @@ def open_retriever(args: argparse.Namespace, settings: Settings, **options: Any)
             raise StoreNotReadyError(
                 f"{location.where}: no built knowledge base here; run `schemarag index build` first"
             )
-        spec = embedder_spec(str(location.manifest(build).get("embedder", "")) or "minilm")
+        spec = spec_of_embedder(str(location.manifest(build).get("embedder", "")) or "minilm")
     embedder = make_query_embedder(settings, spec)
     return Retriever.open(
         store,
