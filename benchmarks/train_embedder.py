@@ -9,13 +9,18 @@ Only low-rank adapters (LoRA, rank `--rank`) on the encoder's linear layers are 
 share `--strength` of the update is written to OUT (float16 .npz, about 1.2 MB at rank 16),
 which `providers.minilm_embedder` merges into the packaged weights at load.
 
-Questions: Spider train and its Spider-Syn rewrites, minus the databases held out for checking
-the fusion (`held_out`; `benchmarks/tune_fusion.py --held-out`); never a dev question, and no
-schema but the training databases'. The shipped `providers/adapters/schema-v1.npz` came from:
+Questions: Spider train and its Spider-Syn rewrites, and with `--bird` BIRD train's questions
+from item 4,400 on (`bird_tuning`), minus the databases held out for checking the fusion
+(`held_out`, by hash, BIRD's too; `benchmarks/tune_fusion.py --held-out`); never a dev question
+or one of BIRD's measured 2,000, and no schema but the training databases'. The shipped
+adapters came from (seed 0, one epoch):
 
-    schemarag index build spider:../shared/data/spider --store S --embedder minilm
-    flock /tmp/heavy.lock .venv/bin/python benchmarks/train_embedder.py --out A.npz \
+    # providers/adapters/schema-v2.npz (the current `minilm+schema`): Spider + BIRD pool
+    schemarag index build spider:../shared/data/spider \
+        spider:.schemarag/bird-split/train_tables.json --store S --embedder minilm
+    flock /tmp/heavy.lock .venv/bin/python benchmarks/train_embedder.py --bird --out A.npz \
         --synthetic S/builds/*/snapshot/questions.jsonl
+    # providers/adapters/schema-v1.npz: the same without --bird, S built on Spider alone
 """
 
 from __future__ import annotations
@@ -42,9 +47,12 @@ from providers.schema_adapters import TARGETS, LoRALinear  # noqa: E402
 from retriever import load_files  # noqa: E402
 from retriever.lexical import TableBM25  # noqa: E402
 from retriever.tables import TableEntry  # noqa: E402
+from retriever.text import normalize_question  # noqa: E402
 from schemagraph.model import fold  # noqa: E402
 
 SPIDER = REPO.parent / "shared/data/spider"
+BIRD = REPO.parent / "shared/data/bird"
+BIRD_FROM = 4400
 SCALE = 20.0
 log = logging.getLogger("train_embedder")
 
@@ -56,7 +64,27 @@ def held_out(db_id: str, share: float = 0.2) -> bool:
     return digest[0] / 256 < share
 
 
-def pairs(work: Path) -> tuple[list[tuple[str, str, list[str], str]], dict[tuple[str, str], str]]:
+def bird_tuning(work: Path) -> Path:
+    """BIRD train's questions from item `BIRD_FROM` on (after `random.Random(0).shuffle`; items
+    0-1,999 are the measured part, 2,000-4,399 the fusion's sets), minus any whose text equals a
+    measured question's, written with `bird_` ids for `load_files`."""
+    items = json.loads((BIRD / "train.json").read_text(encoding="utf-8"))
+    items = [{**r, "db_id": "bird_" + r["db_id"]} for r in items]
+    random.Random(0).shuffle(items)
+    measured = {normalize_question(r["question"]) for r in items[:2000]}
+    kept = [r for r in items[BIRD_FROM:] if normalize_question(r["question"]) not in measured]
+    out = work / "bird_tuning.json"
+    out.write_text(json.dumps(kept), encoding="utf-8")
+    tables = json.loads((BIRD / "train_tables.json").read_text(encoding="utf-8"))
+    for db in tables:
+        db["db_id"] = "bird_" + db["db_id"]
+    (work / "bird_tables.json").write_text(json.dumps(tables), encoding="utf-8")
+    return out
+
+
+def pairs(
+    work: Path, bird: bool = False
+) -> tuple[list[tuple[str, str, list[str], str]], dict[tuple[str, str], str]]:
     """(question, db, gold table keys, hard negative doc) rows, and every table's document."""
     syn = json.loads((SPIDER / "spider_syn/train_spider.json").read_text(encoding="utf-8"))
     work.mkdir(parents=True, exist_ok=True)
@@ -70,11 +98,16 @@ def pairs(work: Path) -> tuple[list[tuple[str, str, list[str], str]], dict[tuple
         ),
         encoding="utf-8",
     )
+    tables = [SPIDER / "tables.json"]
+    sets = [SPIDER / "train_spider.json", syn_file]
+    if bird:
+        sets.append(bird_tuning(work))
+        tables.append(work / "bird_tables.json")
     rows = []
     docs: dict[tuple[str, str], str] = {}
     entries: list[TableEntry] = []
-    for questions in (SPIDER / "train_spider.json", syn_file):
-        data = load_files(SPIDER / "tables.json", questions)
+    for questions in sets:
+        data = load_files(tables, questions)
         if not docs:
             for db in data.catalog.databases:
                 for table in db.tables:
@@ -172,13 +205,19 @@ def main() -> int:
         "each question towards its database's synthetic questions, away from the nearest "
         "synthetic question of another database",
     )
+    parser.add_argument(
+        "--bird",
+        action="store_true",
+        help="also BIRD train's questions from item 4,400 on (never the measured 2,000 or the "
+        "fusion's sets), minus the held-out databases",
+    )
     args = parser.parse_args()
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
     random.seed(args.seed)
     torch.manual_seed(args.seed)
     torch.set_num_threads(2)
 
-    rows, docs = pairs(args.work)
+    rows, docs = pairs(args.work, bird=args.bird)
     log.info("%d training questions, %d table documents", len(rows), len(docs))
 
     import sentence_transformers

@@ -17,6 +17,7 @@ from providers.embedding import Embedder, Vectors, normalize_rows
 from providers.errors import ConfigurationError, MissingDependencyError
 
 __all__ = [
+    "ADAPTERS_DIR",
     "MINILM_DIM",
     "PRECISIONS",
     "SCHEMA_ADAPTERS",
@@ -32,8 +33,11 @@ MINILM_DIM = 384
 #: (AVX512-BF16, AMX) at a cosine of 0.99998 with fp32, slower elsewhere; "auto": bf16 when the
 #: CPU has it natively, else fp32.
 PRECISIONS = ("auto", "fp32", "bf16")
-#: the adapters for schema routing schemarag ships (``minilm+schema``; `providers.schema_adapters`)
-SCHEMA_ADAPTERS = Path(__file__).resolve().parent / "adapters" / "schema-v1.npz"
+#: the adapters for schema routing schemarag ships (`providers.schema_adapters`), one file per
+#: version: ``minilm+schema-vN``; earlier versions stay, for the indexes built with them
+ADAPTERS_DIR = Path(__file__).resolve().parent / "adapters"
+#: the current version (``minilm+schema``)
+SCHEMA_ADAPTERS = ADAPTERS_DIR / "schema-v2.npz"
 
 # One loaded model per (path, device, adapters) per process: loading takes seconds and ~100 MB.
 _MODELS: dict[tuple[str, str, str], Any] = {}

