@@ -41,6 +41,8 @@ import torch
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+from bird_docs import evaluated_questions, prefixed_tables  # noqa: E402
+
 from indexer.knowledge import table_document  # noqa: E402
 from providers.minilm_embedder import default_minilm_path  # noqa: E402
 from providers.schema_adapters import TARGETS, LoRALinear  # noqa: E402
@@ -68,17 +70,14 @@ def bird_tuning(work: Path) -> Path:
     """BIRD train's questions from item `BIRD_FROM` on (after `random.Random(0).shuffle`; items
     0-1,999 are the measured part, 2,000-4,399 the fusion's sets), minus any whose text equals a
     measured question's, written with `bird_` ids for `load_files`."""
-    items = json.loads((BIRD / "train.json").read_text(encoding="utf-8"))
-    items = [{**r, "db_id": "bird_" + r["db_id"]} for r in items]
-    random.Random(0).shuffle(items)
+    rows = json.loads((BIRD / "train.json").read_text(encoding="utf-8"))
+    items = evaluated_questions(rows, len(rows), seed=0)  # all of them, in the measured order
     measured = {normalize_question(r["question"]) for r in items[:2000]}
     kept = [r for r in items[BIRD_FROM:] if normalize_question(r["question"]) not in measured]
     out = work / "bird_tuning.json"
     out.write_text(json.dumps(kept), encoding="utf-8")
     tables = json.loads((BIRD / "train_tables.json").read_text(encoding="utf-8"))
-    for db in tables:
-        db["db_id"] = "bird_" + db["db_id"]
-    (work / "bird_tables.json").write_text(json.dumps(tables), encoding="utf-8")
+    (work / "bird_tables.json").write_text(json.dumps(prefixed_tables(tables)), encoding="utf-8")
     return out
 
 

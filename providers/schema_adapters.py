@@ -5,12 +5,13 @@ An adapter file (.npz) holds, for each adapted linear layer of the BERT encoder
 its scale applied; float16 or float32): the layer's weight becomes ``W + B @ A``.
 `benchmarks/train_embedder.py` trains them on train questions.
 
-The shipped adapters (``minilm+schema``, `providers.minilm_embedder.SCHEMA_ADAPTERS`) were
-trained on Spider train and its Spider-Syn rewrites (four fifths of the databases: the others
-were kept for the fusion's held-out checks), pulling each question towards its gold tables'
-documents and its database's synthetic questions; half of the trained update is written, which
-did better than all of it on those held-out questions (docs/BENCHMARKS.md, "MiniLM adapted to
-schema routing").
+The shipped adapters (``minilm+schema``, `providers.minilm_embedder.SCHEMA_ADAPTERS`, version
+2) were trained on Spider train, its Spider-Syn rewrites and BIRD train's tuning questions (four
+fifths of the databases: the others were kept for the fusion's held-out checks), pulling each
+question towards its gold tables' documents and its database's synthetic questions; half of the
+trained update is written, which did better than all of it on those held-out questions
+(docs/BENCHMARKS.md, "MiniLM adapted to schema routing" and "MiniLM adapters v2"). Version 1
+(``minilm+schema-v1``, Spider's questions only) stays for the indexes built with it.
 """
 
 from __future__ import annotations
