@@ -33,6 +33,8 @@ from typing import Any
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+from indexer.store import StoreLocation  # noqa: E402
+from providers import spec_of_embedder  # noqa: E402
 from retriever import Retriever, load_files  # noqa: E402
 from retriever.bench import run_recall  # noqa: E402
 from schemarag.cli.retrieve import cached, make_query_embedder  # noqa: E402
@@ -62,7 +64,12 @@ def main(argv: list[str] | None = None) -> int:
 
     dataset = load_files(args.tables, args.questions, args.databases, name=args.questions.stem)
     settings = Settings.from_env()
-    served = make_query_embedder(settings, "minilm")  # one thread, as `schemarag bench recall`
+    location = StoreLocation.parse(args.store)
+    build = location.current()
+    if build is None:
+        raise SystemExit(f"bench_cells: no built knowledge base in {args.store}")
+    spec = spec_of_embedder(str(location.manifest(build).get("embedder", "")) or "minilm")
+    served = make_query_embedder(settings, spec)  # one thread, as `schemarag bench recall`
     fp32 = served.with_precision("fp32")  # type: ignore[attr-defined]
     fp32.embed_query("warm up")
     started = time.perf_counter()

@@ -9,15 +9,24 @@ and the question are delimited data blocks, each cut to a length (`generator.tex
 The budget (approximate tokens, `text.approx_tokens`) is a hard limit: while the prompt is too
 long, `build_prompt` drops the descriptions (all at once: the names still say something), then
 few-shot examples (the last, least similar, first), then sample rows (one row per table at a
-time), then the tables farthest from the question (fewest words shared with the question, in
-their names or descriptions; later in the given order first), keeping at least one table. What
-was cut is reported in `Prompt.cuts`. If even that does not fit, `PromptBudgetError`.
+time), then the columns of wide tables: a table keeps its first column, its keys (primary, and
+foreign between the shown tables) and the columns whose words the question uses, and shows at
+most k of its other columns, the first ones, with a comment counting the others. k is first
+`WIDE_KEEPS` (30), which cuts only tables wider than that; then the tables farthest from the
+question go (fewest words shared with the question, in their names or descriptions; later in
+the given order first; after each, k starts again from all columns), and k falls to 0 only for
+the last table. Finally k is raised to the largest that fits. Wide tables (warehouses keep
+tables of hundreds of columns) are cut before tables go because one would otherwise cost the
+prompt every other table, join paths included; narrower tables still go whole, since cutting
+their columns loses more gold columns than dropping the tables farthest from the question
+(docs/BENCHMARKS.md, "Wide tables in generation prompts"). What was cut is reported in
+`Prompt.cuts`. If even that does not fit, `PromptBudgetError`.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -30,6 +39,10 @@ from schemagraph.families import collapse_families, find_families
 from schemagraph.model import Catalog, fold
 
 OPTIMIZATION_RULE = "Minimize SQL execution time while ensuring correctness."
+
+#: columns (besides its first, its keys and those the question names) a table keeps before any
+#: table is dropped: wider tables are cut to this many first, narrower ones go whole as before
+WIDE_KEEPS = 30
 
 SYSTEM_PROMPT = (
     "You are an expert SQLite developer. You write one SQLite query that answers the user's "
@@ -75,13 +88,15 @@ class PromptConfig:
 
 @dataclass(frozen=True)
 class PromptCuts:
-    """What the budget removed: descriptions, examples, sample rows per table, tables (by name)."""
+    """What the budget removed: descriptions, examples, sample rows per table, columns (how many
+    per table), tables (by name)."""
 
     descriptions_dropped: bool = False
     examples_dropped: int = 0
     sample_rows_from: int = 0
     sample_rows_to: int = 0
     tables_dropped: tuple[str, ...] = ()
+    columns_dropped: tuple[tuple[str, int], ...] = ()
 
     @property
     def any(self) -> bool:
@@ -90,6 +105,7 @@ class PromptCuts:
             or self.examples_dropped
             or self.sample_rows_to < self.sample_rows_from
             or self.tables_dropped
+            or self.columns_dropped
         )
 
     def notes(self) -> list[str]:
@@ -102,6 +118,9 @@ class PromptCuts:
             notes.append(
                 f"sample rows per table cut from {self.sample_rows_from} to {self.sample_rows_to}"
             )
+        if self.columns_dropped:
+            hidden = ", ".join(f"{n} of {table}" for table, n in self.columns_dropped)
+            notes.append(f"left out column(s): {hidden}")
         if self.tables_dropped:
             notes.append(f"dropped table(s) {', '.join(self.tables_dropped)}")
         return notes
@@ -113,6 +132,7 @@ class PromptCuts:
             "sample_rows_from": self.sample_rows_from,
             "sample_rows_to": self.sample_rows_to,
             "tables_dropped": list(self.tables_dropped),
+            "columns_dropped": dict(self.columns_dropped),
             "notes": self.notes(),
         }
 
@@ -182,9 +202,18 @@ def build_prompt(
     dropped_tables: list[str] = []
     drop_order = _farthest_first(question, db, names)
     described = _has_descriptions(db, names)
+    named = _named_columns(question, db, names)
+    limit: int | None = None  # other columns shown per table (None: all of them)
+
+    def render() -> tuple[str, int]:
+        hidden = _hidden(db, kept, named, limit)
+        text = _user_text(
+            question, db, kept, shown_examples, sample, rows, config, described, hidden
+        )
+        return text, approx_tokens(SYSTEM_PROMPT) + approx_tokens(text)
+
     while True:
-        user = _user_text(question, db, kept, shown_examples, sample, rows, config, described)
-        tokens = approx_tokens(SYSTEM_PROMPT) + approx_tokens(user)
+        user, tokens = render()
         if tokens <= config.budget_tokens:
             break
         if described:
@@ -193,21 +222,40 @@ def build_prompt(
             shown_examples.pop()
         elif rows > 0:
             rows -= 1
+        elif limit is None:
+            limit = WIDE_KEEPS
         elif len(kept) > 1:
             victim = next(name for name in drop_order if name in kept)
             kept.remove(victim)
             dropped_tables.append(victim)
+            limit = None  # the tables left may fit whole
+        elif limit > 0:
+            limit = 0
         else:
             raise PromptBudgetError(
-                f"the prompt needs {tokens} tokens with one table, no rows and no examples; "
-                f"budget_tokens is {config.budget_tokens}"
+                f"the prompt needs {tokens} tokens with one table, no rows, no examples and "
+                f"only the columns it cannot leave out; budget_tokens is {config.budget_tokens}"
             )
+    if limit is not None:  # the most other columns per table that fit (`limit` does)
+        low, high = limit, max(len(c) for c in _cuttable(db, kept, named).values())
+        while low < high:
+            limit = (low + high + 1) // 2
+            if render()[1] <= config.budget_tokens:
+                low = limit
+            else:
+                high = limit - 1
+        limit = low
+        user, tokens = render()
+    hidden = _hidden(db, kept, named, limit)
     cuts = PromptCuts(
         descriptions_dropped=_has_descriptions(db, names) and not described,
         examples_dropped=len(examples) - len(shown_examples),
         sample_rows_from=config.sample_rows if sample is not None else 0,
         sample_rows_to=rows,
         tables_dropped=tuple(dropped_tables),
+        columns_dropped=tuple(
+            (name, len(hidden[fold(name)])) for name in kept if fold(name) in hidden
+        ),
     )
     return Prompt(
         system=SYSTEM_PROMPT,
@@ -227,9 +275,13 @@ def schema_text(
     sample: DatabaseSample | None,
     rows: int,
     descriptions: bool = True,
+    hidden: Mapping[str, Collection[str]] | None = None,
 ) -> str:
-    """CREATE TABLE statements with keys, descriptions and `rows` sample rows per table."""
-    return create_table_text(db, list(tables), sample, rows, descriptions=descriptions)
+    """CREATE TABLE statements with keys, descriptions and `rows` sample rows per table, without
+    the `hidden` columns (per folded table name, folded column names)."""
+    return create_table_text(
+        db, list(tables), sample, rows, descriptions=descriptions, hidden=hidden
+    )
 
 
 def _has_descriptions(db: Database, names: Sequence[str]) -> bool:
@@ -246,6 +298,7 @@ def _user_text(
     rows: int,
     config: PromptConfig,
     descriptions: bool,
+    hidden: Mapping[str, Collection[str]],
 ) -> str:
     parts = ["### Instruction", INSTRUCTION]
     if examples:
@@ -259,7 +312,7 @@ def _user_text(
             parts.append(f"Example {number}:")
             parts.append(data_block("example", "\n".join(body), config.max_example_chars))
     parts.append(f"### Database {db.id}")
-    schema = schema_text(db, tables, sample, rows, descriptions)
+    schema = schema_text(db, tables, sample, rows, descriptions, hidden)
     parts.append(data_block("schema", schema, 1_000_000))
     shards = family_notes(db, tables)
     if shards:
@@ -321,6 +374,58 @@ def _farthest_first(question: str, db: Database, names: Sequence[str]) -> list[s
 
     order = sorted(range(len(names)), key=relevance)
     return [names[i] for i in order]
+
+
+def _named_columns(question: str, db: Database, tables: Sequence[str]) -> set[tuple[str, str]]:
+    """(folded table, folded column) of the columns whose name or description shares a word
+    with the question."""
+    asked = name_words(question)
+    return {
+        (fold(name), fold(column.name))
+        for name in tables
+        for column in db.table(name).columns
+        if asked & (name_words(column.name) | name_words(column.description) - STOPWORDS)
+    }
+
+
+def _cuttable(
+    db: Database, tables: Sequence[str], named: set[tuple[str, str]]
+) -> dict[str, list[str]]:
+    """Per shown table (folded name), in schema order, the folded columns a prompt may leave
+    out: all but the first column, the keys (primary, and foreign in either direction between
+    the shown tables) and the columns the question names."""
+    shown = {fold(name) for name in tables}
+    keys: set[tuple[str, str]] = set()
+    for name in tables:
+        table = db.table(name)
+        keys.update((fold(table.name), fold(c)) for c in table.primary_key)
+        for fk in table.foreign_keys:
+            if fold(fk.ref_table) in shown:
+                keys.update((fold(table.name), fold(c)) for c in fk.columns)
+                keys.update((fold(fk.ref_table), fold(c)) for c in fk.ref_columns)
+    out: dict[str, list[str]] = {}
+    for name in tables:
+        key = fold(name)
+        out[key] = [
+            fold(c.name)
+            for c in db.table(name).columns[1:]
+            if (key, fold(c.name)) not in keys and (key, fold(c.name)) not in named
+        ]
+    return out
+
+
+def _hidden(
+    db: Database, tables: Sequence[str], named: set[tuple[str, str]], limit: int | None
+) -> dict[str, set[str]]:
+    """The columns left out when each table shows at most `limit` of its cuttable columns (the
+    first ones; None: all)."""
+    if limit is None:
+        return {}
+    return {
+        key: set(columns[limit:])
+        for key, columns in _cuttable(db, tables, named).items()
+        if len(columns) > limit
+    }
 
 
 def _clipped(sample: DatabaseSample, max_chars: int) -> DatabaseSample:

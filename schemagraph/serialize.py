@@ -2,7 +2,8 @@
 
 `create_table_text`: PET-SQL's reference-enhanced representation: CREATE TABLE statements with
 primary and foreign keys (only those between the tables shown), descriptions as `--` comments
-(the table's above its statement, a column's after its line) and a few sampled rows per table.
+(the table's above its statement, a column's after its line) and a few sampled rows per table;
+columns a prompt leaves out (`hidden`) are counted in a comment, and left out of the rows too.
 `compact_text`: one line per table, `table(col*, col, ...)` with `*` marking primary keys, then
 one line per foreign key, for small prompts.
 """
@@ -10,7 +11,7 @@ one line per foreign key, for small prompts.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Collection, Mapping, Sequence
 
 from schemagraph.documentation import summary
 from schemagraph.errors import TraversalError
@@ -44,17 +45,21 @@ def create_table_text(
     rows: int = 3,
     *,
     descriptions: bool = True,
+    hidden: Mapping[str, Collection[str]] | None = None,
 ) -> str:
     """CREATE TABLE statements for `tables` (default: all) of `db`, with `rows` sampled rows each
     when `sample` is given, and the tables' and columns' descriptions unless `descriptions` is
-    False (each cut to `DESCRIPTION_WORDS` words)."""
+    False (each cut to `DESCRIPTION_WORDS` words). `hidden`: per folded table name, the folded
+    names of columns not to show (a comment says how many there are)."""
     chosen = _tables(db, tables)
     shown = {fold(t.name) for t in chosen}
     parts = []
     for table in chosen:
+        left_out = set((hidden or {}).get(fold(table.name), ()))
+        visible = [c for c in table.columns if fold(c.name) not in left_out]
         lines = [
             (f"  {ident(c.name)} {c.type}".rstrip(), c.description if descriptions else "")
-            for c in table.columns
+            for c in visible
         ]
         if table.primary_key:
             keys = ", ".join(ident(c) for c in table.primary_key)
@@ -72,15 +77,18 @@ def create_table_text(
             line + ("," if i < len(lines) - 1 else "") + _comment(note)
             for i, (line, note) in enumerate(lines)
         )
+        if len(visible) < len(table.columns):
+            body += f"\n  /* {len(table.columns) - len(visible)} more columns not shown */"
         text = f"CREATE TABLE {ident(table.name)} (\n{body}\n);"
         if descriptions and table.description:
             text = f"{_comment(table.description).lstrip()}\n{text}"
         table_sample = sample.table(table.name) if sample else None
         if table_sample and rows > 0 and table_sample.rows:
-            picked = table_sample.rows[:rows]
+            keep = [i for i, c in enumerate(table_sample.columns) if fold(c) not in left_out]
+            picked = [[row[i] for i in keep] for row in table_sample.rows[:rows]]
             text += (
                 f"\n/* {len(picked)} example rows from {ident(table.name)}:\n"
-                + _grid(table_sample.columns, picked)
+                + _grid([table_sample.columns[i] for i in keep], picked)
                 + "\n*/"
             )
         parts.append(text)

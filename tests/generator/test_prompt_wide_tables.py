@@ -1,0 +1,142 @@
+"""Wide tables in the prompt: over the budget, columns are left out before whole tables."""
+
+from __future__ import annotations
+
+import re
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from generator import PromptBudgetError, PromptConfig, build_prompt
+from generator.text import approx_tokens
+from schemagraph import Database, DatabaseSample, TableSample
+from schemagraph.model import Column, ForeignKey, Table
+
+QUESTION = "How many customers are there in each loyalty tier of the North region?"
+WIDE = 300
+
+
+def estate() -> Database:
+    """A 300-column customer table between a region table and an orders table."""
+    customers = Table(
+        "customer_360",
+        (
+            Column("customer_id", "integer", primary_key=True),
+            Column("full_name", "text"),
+            Column("region_id", "integer"),
+            *(Column(f"attr_{i:03d}", "real") for i in range(WIDE - 4)),
+            Column("loyalty_tier", "text"),
+        ),
+        (ForeignKey("customer_360", ("region_id",), "region", ("region_id",)),),
+    )
+    region = Table(
+        "region",
+        (Column("region_id", "integer", primary_key=True), Column("region_name", "text")),
+    )
+    orders = Table(
+        "orders",
+        (
+            Column("order_id", "integer", primary_key=True),
+            Column("customer_id", "integer"),
+            Column("amount", "real"),
+        ),
+        (ForeignKey("orders", ("customer_id",), "customer_360", ("customer_id",)),),
+    )
+    return Database("crm", (customers, region, orders))
+
+
+def sample(db: Database) -> DatabaseSample:
+    tables = {}
+    for table in db.tables:
+        names = tuple(c.name for c in table.columns)
+        row = tuple(f"{table.name}-{c}" for c in names)
+        tables[table.name.lower()] = TableSample(table.name, names, (row,), 1, {})
+    return DatabaseSample(db.id, tables)
+
+
+def size(db: Database, **kwargs: object) -> int:
+    config = PromptConfig(budget_tokens=100_000)
+    return build_prompt(QUESTION, db, config=config, **kwargs).tokens  # type: ignore[arg-type]
+
+
+def shown_columns(prompt_text: str, table: str) -> list[str]:
+    statement = re.search(rf"CREATE TABLE {table} \(\n(.*?)\n\);", prompt_text, re.DOTALL)
+    assert statement is not None
+    return [
+        line.split()[0]
+        for line in statement.group(1).splitlines()
+        if line.strip() and not line.strip().startswith(("/*", "PRIMARY", "FOREIGN"))
+    ]
+
+
+def test_columns_go_before_tables_and_keys_stay() -> None:
+    db = estate()
+    full = size(db, sample=sample(db))
+    budget = size(db, tables=["region", "orders"]) + 400  # far below the wide table's size
+    assert budget < full / 3
+    prompt = build_prompt(
+        QUESTION, db, sample=sample(db), config=PromptConfig(budget_tokens=budget)
+    )
+    assert prompt.tokens <= budget
+    assert prompt.tables == ("customer_360", "region", "orders")  # no table dropped
+    assert prompt.cuts.tables_dropped == ()
+    shown = shown_columns(prompt.user, "customer_360")
+    # the keys, the first column and the column the question names are kept
+    for column in ("customer_id", "full_name", "region_id", "loyalty_tier"):
+        assert column in shown
+    hidden = WIDE - len(shown)
+    assert hidden > WIDE // 2
+    assert prompt.cuts.columns_dropped == (("customer_360", hidden),)
+    assert f"/* {hidden} more columns not shown */" in prompt.user
+    assert f"left out column(s): {hidden} of customer_360" in prompt.cuts.notes()
+    assert prompt.cuts.as_dict()["columns_dropped"] == {"customer_360": hidden}
+    # the narrow tables are whole, and the sample rows show only the columns shown
+    assert shown_columns(prompt.user, "orders") == ["order_id", "customer_id", "amount"]
+    assert "customer_360-loyalty_tier" in prompt.user or prompt.sample_rows == 0
+    assert "customer_360-attr_200" not in prompt.user
+    assert "attr_200" not in prompt.user
+
+
+def test_narrow_tables_go_whole_and_only_the_last_one_is_cut() -> None:
+    db = estate()
+    narrow = Database("crm", db.tables[1:])  # region and orders: a few columns each
+    question = "How many orders are there?"
+    one = build_prompt(question, narrow, tables=["orders"]).tokens
+    prompt = build_prompt(question, narrow, config=PromptConfig(budget_tokens=one))
+    assert prompt.tables == ("orders",) and prompt.cuts.tables_dropped == ("region",)
+    assert prompt.cuts.columns_dropped == ()  # the table left fits whole
+    prompt = build_prompt(question, narrow, config=PromptConfig(budget_tokens=one - 2))
+    assert prompt.tables == ("orders",) and prompt.cuts.columns_dropped
+    assert shown_columns(prompt.user, "orders")[0] == "order_id"
+
+
+def test_the_last_columns_go_first() -> None:
+    db = estate()
+    whole = size(db)
+    prompt = build_prompt(QUESTION, db, config=PromptConfig(budget_tokens=whole - 20))
+    shown = shown_columns(prompt.user, "customer_360")
+    assert prompt.cuts.columns_dropped and "attr_000" in shown and "attr_295" not in shown
+
+
+def test_a_schema_that_fits_is_not_cut() -> None:
+    db = estate()
+    prompt = build_prompt(QUESTION, db, config=PromptConfig(budget_tokens=size(db)))
+    assert not prompt.cuts.any and len(shown_columns(prompt.user, "customer_360")) == WIDE
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(min_value=120, max_value=4000))
+def test_any_budget_is_kept_and_shown_tables_keep_their_keys(budget: int) -> None:
+    db = estate()
+    try:
+        config = PromptConfig(budget_tokens=budget)
+        prompt = build_prompt(QUESTION, db, sample=sample(db), config=config)
+    except PromptBudgetError:
+        return
+    assert approx_tokens(prompt.system) + approx_tokens(prompt.user) == prompt.tokens <= budget
+    for name in prompt.tables:
+        table = db.table(name)
+        shown = shown_columns(prompt.user, table.name)
+        assert table.columns[0].name in shown and set(table.primary_key) <= set(shown)
+        hidden = dict(prompt.cuts.columns_dropped).get(table.name.lower(), 0)
+        assert len(shown) + hidden == len(table.columns)
