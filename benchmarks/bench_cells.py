@@ -34,9 +34,9 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from indexer.store import StoreLocation  # noqa: E402
-from providers import spec_of_embedder  # noqa: E402
 from retriever import Retriever, load_files  # noqa: E402
 from retriever.bench import run_recall  # noqa: E402
+from schemarag.api.store import embedder_spec_of  # noqa: E402
 from schemarag.cli.retrieve import cached, make_query_embedder  # noqa: E402
 from schemarag.settings import Settings  # noqa: E402
 
@@ -68,8 +68,8 @@ def main(argv: list[str] | None = None) -> int:
     build = location.current()
     if build is None:
         raise SystemExit(f"bench_cells: no built knowledge base in {args.store}")
-    spec = spec_of_embedder(str(location.manifest(build).get("embedder", "")) or "minilm")
-    served = make_query_embedder(settings, spec)  # one thread, as `schemarag bench recall`
+    # the store's embedder, on one thread, as `schemarag bench recall`
+    served = make_query_embedder(settings, embedder_spec_of(location.manifest(build)))
     fp32 = served.with_precision("fp32")  # type: ignore[attr-defined]
     fp32.embed_query("warm up")
     started = time.perf_counter()
