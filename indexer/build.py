@@ -50,7 +50,7 @@ from indexer.example_records import (
 )
 from indexer.example_store import ExampleStore
 from indexer.journal import Journal, JournalRecord
-from indexer.knowledge import table_document
+from indexer.knowledge import DOCUMENT_VERSION, table_document
 from indexer.report import BuildReport
 from indexer.snapshot import (
     QUESTION_FIELDS,
@@ -265,8 +265,9 @@ def _build(
     gone = sorted((prev_keys - keyed.keys()) | (prev_example_keys - examples.keyed.keys()))
     base = previous if (previous and not config.full) else None
     # Table documents of a database whose schema did not change are the base build's (its
-    # values are not sampled again); all are rewritten when the sampling seed changed.
-    table_signature = {"seed": config.seed}
+    # values are not sampled again); all are rewritten when the sampling seed or what a
+    # document says (`DOCUMENT_VERSION`) changed.
+    table_signature = {"seed": config.seed, "version": DOCUMENT_VERSION}
     stale = None
     if base and prev_manifest.get("table_documents") == table_signature:
         now = {db.id: database_fingerprint(db) for db in catalog}

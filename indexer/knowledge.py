@@ -7,6 +7,11 @@ description's short phrase only ("t bil (total bilirubin)"): on BIRD train, whol
 in the embedded text took MiniLM's database recall@1 from 43.0 to 25.1 (docs/BENCHMARKS.md).
 `lexical`, which BM25 reads, is `text` followed by the descriptions themselves (their first
 `LEXICAL_WORDS` words each): every word of a description is a term a question may use.
+
+A wide table's `text` names each of its column families once, after its other columns
+("m1 revenue to m52 revenue": `schemagraph.families.column_families`), so that the columns that
+make the table what it is come first and fit in what the embedder reads. `lexical` keeps every
+column name.
 """
 
 from __future__ import annotations
@@ -16,9 +21,13 @@ from typing import Any
 
 from schemagraph import Database, DatabaseSample, Table
 from schemagraph.documentation import phrase, summary
+from schemagraph.families import column_families
 from schemagraph.model import fold
 from schemagraph.samples import DISTINCT_VALUES
 
+#: raised when what a table document says changes, so that the next build rewrites them all
+#: (2: column families of wide tables)
+DOCUMENT_VERSION = 2
 #: words of each description in the `lexical` text
 LEXICAL_WORDS = 60
 #: distinct text values kept per column, for the retriever's value index: all that the sample
@@ -47,13 +56,16 @@ def table_document(
     table_sample = sample.table(table.name) if sample else None
     if table_sample:
         values = {c: list(v[:max_values]) for c, v in table_sample.text_values.items()}
-    column_words = ", ".join(_named(words(c.name), c.description) for c in table.columns)
-    joins = sorted(
-        {fk.ref_table for fk in table.foreign_keys if fold(fk.ref_table) != fold(table.name)}
+    split = column_families(table)
+    text = _text(
+        table,
+        [_named(words(c.name), c.description) for c in split.singles]
+        + [f"{words(f[0].name)} to {words(f[-1].name)}" for f in split.families],
     )
-    text = f"{_named(words(table.name), table.description)}: {column_words}"
-    if joins:
-        text += f". linked to {', '.join(words(j) for j in joins)}"
+    if split.families:  # BM25 reads every column's name
+        head = _text(table, [_named(words(c.name), c.description) for c in table.columns])
+    else:
+        head = text
     described = [(table.name, table.description)] + [(c.name, c.description) for c in table.columns]
     notes = ". ".join(
         f"{words(name)}: {summary(note, LEXICAL_WORDS)}" for name, note in described if note
@@ -62,7 +74,7 @@ def table_document(
         "db_id": db.id,
         "table": table.name,
         "text": text,
-        "lexical": f"{text}. {notes}" if notes else text,
+        "lexical": f"{head}. {notes}" if notes else head,
         "columns": [c.name for c in table.columns],
         "primary_key": list(table.primary_key),
         "foreign_keys": [
@@ -77,6 +89,17 @@ def table_document(
         "description": table.description,
         "descriptions": {c.name: c.description for c in table.columns if c.description},
     }
+
+
+def _text(table: Table, columns: list[str]) -> str:
+    """The table's name, `columns` and the tables it links to, as words."""
+    text = f"{_named(words(table.name), table.description)}: {', '.join(columns)}"
+    joins = sorted(
+        {fk.ref_table for fk in table.foreign_keys if fold(fk.ref_table) != fold(table.name)}
+    )
+    if joins:
+        text += f". linked to {', '.join(words(j) for j in joins)}"
+    return text
 
 
 def _named(name: str, description: str) -> str:

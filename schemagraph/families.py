@@ -7,6 +7,13 @@ shape (`YYYYMMDD`, `YYYY_MM_DD`, `YYYYMM`, `YYYY_MM`, or a plain number) and who
 sets are at least `SAME_COLUMNS` Jaccard-similar to the newest member's (a shard that gained a
 column stays in its family). Three, because two numbered tables (`document_1`, `document_2`)
 are as often two different things as a sharded one.
+
+Column families are the same thing one level down: a wide table repeats a measure per period
+or per number (`m1_revenue` ... `m52_revenue`, `udf_001` ... `udf_199`, `q1` ... `q80`). In a
+table wider than `WIDE_TABLE` columns, at least `MIN_MEMBERS` columns whose names are the same
+but for their numbers are one family (`column_families`): the embedded table document names
+each family once, after the other columns, so that the columns that make the table what it is
+are not drowned (docs/BENCHMARKS.md, "Wide tables in routing").
 """
 
 from __future__ import annotations
@@ -15,10 +22,14 @@ import re
 from collections import defaultdict
 from dataclasses import dataclass, replace
 
-from schemagraph.model import Catalog, Database, ForeignKey, Table, fold
+from schemagraph.model import Catalog, Column, Database, ForeignKey, Table, fold
 
 MIN_MEMBERS = 3
 SAME_COLUMNS = 0.8
+#: a table with more columns than this is wide: MiniLM reads the first 256 tokens of a
+#: document, about 60 column names, and no table of Spider's or BIRD's pools that has a column
+#: family is this wide
+WIDE_TABLE = 30
 
 #: suffix shapes, most specific first: (name, pattern, placeholder)
 _SHAPES = (
@@ -68,6 +79,38 @@ class TableFamily:
             "first": self.first,
             "last": self.last,
         }
+
+
+@dataclass(frozen=True)
+class ColumnFamilies:
+    """A table's columns split: those in no family (in table order), and the families, each
+    in numeric order (`m2` before `m10`), in the order of their first column in the table."""
+
+    singles: tuple[Column, ...]
+    families: tuple[tuple[Column, ...], ...]
+
+
+_NUMBER = re.compile(r"\d+")
+
+
+def column_families(table: Table) -> ColumnFamilies:
+    """`table`'s column families (see the module docstring); none unless it is wide."""
+    if len(table.columns) <= WIDE_TABLE:
+        return ColumnFamilies(table.columns, ())
+    groups: dict[str, list[Column]] = defaultdict(list)
+    for column in table.columns:
+        if _NUMBER.search(column.name):
+            groups[_NUMBER.sub("#", fold(column.name))].append(column)
+    families = [g for g in groups.values() if len(g) >= MIN_MEMBERS]
+    members = {id(c) for g in families for c in g}
+    return ColumnFamilies(
+        tuple(c for c in table.columns if id(c) not in members),
+        tuple(tuple(sorted(g, key=_numbers)) for g in families),
+    )
+
+
+def _numbers(column: Column) -> tuple[int, ...]:
+    return tuple(int(n) for n in _NUMBER.findall(column.name))
 
 
 def _suffix_length(name: str) -> int:
