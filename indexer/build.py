@@ -268,8 +268,9 @@ def _build(
     # values are not sampled again); all are rewritten when the sampling seed or what a
     # document says (`DOCUMENT_VERSION`) changed.
     table_signature = {"seed": config.seed, "version": DOCUMENT_VERSION}
+    documents_current = bool(base) and prev_manifest.get("table_documents") == table_signature
     stale = None
-    if base and prev_manifest.get("table_documents") == table_signature:
+    if documents_current:
         now = {db.id: database_fingerprint(db) for db in catalog}
         before = dict(prev_manifest.get("databases") or {})
         stale = {d for d, fp in now.items() if before.get(d) != fp} | (before.keys() - now.keys())
@@ -277,7 +278,7 @@ def _build(
     for dropped in dropped_now:
         log.warning("user example %s (%s) left out: %s", dropped.id, dropped.where, dropped.reason)
 
-    if base and not todo and not gone and not todo_examples:
+    if base and not todo and not gone and not todo_examples and documents_current:
         log.info("catalog unchanged since build %s: nothing to do", base)
         manifest = location.manifest(base)
         report = BuildReport.up_to_date_of(

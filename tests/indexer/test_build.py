@@ -30,6 +30,7 @@ from indexer import (
     make_synthesizer,
     validate_sql,
 )
+from indexer.knowledge import DOCUMENT_VERSION
 from indexer.metered import CallCounter, CountingEmbedder, CountingLLM
 from indexer.snapshot import QUESTION_FIELDS
 from providers import (
@@ -148,6 +149,29 @@ def test_rebuilding_an_unchanged_catalog_is_instant_and_calls_no_provider(
     report = build_index(catalog, location, template_services(counter), CONFIG)
     assert report.up_to_date and counter.calls == 0
     assert location.current() == first
+
+
+def test_table_documents_of_an_older_version_are_rewritten_and_the_questions_kept(
+    catalog: Catalog, tmp_path: Path
+) -> None:
+    location = StoreLocation.parse(tmp_path / "kb")
+    build_index(catalog, location, template_services(), CONFIG)
+    first = location.current()
+    assert first is not None
+    path = location.build_dir(first) / "manifest.json"
+    manifest = json.loads(path.read_text())
+    assert manifest["table_documents"] == {"seed": CONFIG.seed, "version": DOCUMENT_VERSION}
+    manifest["table_documents"] = {"seed": CONFIG.seed}  # as builds before version 2 wrote it
+    path.write_text(json.dumps(manifest))
+    before = points(location)
+
+    report = build_index(catalog, location, template_services(), CONFIG)
+    assert not report.up_to_date and report.traversals_synthesized == 0
+    now = location.current()
+    assert now != first
+    assert location.manifest(now)["table_documents"]["version"] == DOCUMENT_VERSION
+    assert points(location) == before
+    assert build_index(catalog, location, template_services(), CONFIG).up_to_date
 
 
 def test_point_ids_are_deterministic(catalog: Catalog, tmp_path: Path) -> None:
