@@ -12,8 +12,8 @@ all twelve audit columns and whole period families (`m1_revenue` ... `m12_revenu
 `q4`, `w1` ... `w52`), each family's columns side by side, as pivoted warehouse tables hold
 them, with the table's own columns placed between the families. Keys are remapped, so the gold
 SQL of the pool's questions still names the same tables and columns. The SQLite files are
-copied with the filler columns added (numbers computed from the row id, text for the first
-audit columns), so the index build validates its synthetic SQL on them as on the original pool.
+copied with the filler columns added (numbers computed from the row id, text for `TEXT_AUDIT`),
+so the index build validates its synthetic SQL on them as on the original pool.
 
     .venv/bin/python benchmarks/widen_tables.py ../shared/data/spider W
     .venv/bin/schemarag bench recall --tables W/tables.json --databases W/database \
@@ -55,6 +55,8 @@ AUDIT = (
     "updated_by",
     "record_version",
 )
+#: the audit columns that hold text (ids, codes, hashes); every other filler column is a number
+TEXT_AUDIT = frozenset(AUDIT[:5])
 FILLER = (
     AUDIT
     + tuple(f"{p}_{s}" for p in WIDE_PERIODS for s in WIDE_STEMS)
@@ -102,7 +104,7 @@ def widen(
                     (table, names[column], db["column_names"][column], db["column_types"][column])
                 )
             else:
-                kind = "text" if column in AUDIT[:5] else "number"
+                kind = "text" if column in TEXT_AUDIT else "number"
                 order.append((table, [table, column], [table, column.replace("_", " ")], kind))
     out = dict(db)
     out["column_names_original"] = [o[1] for o in order]
