@@ -6,6 +6,11 @@ shipped (columns left out before whole tables) and with column cuts turned off (
 dropped, the behaviour before). Reported per budget: prompts that do not fit at all, prompts
 that keep every gold table, prompts that keep every gold column (each column name the gold SQL
 uses that one of the gold tables has, shown in that table), and the median of the tokens used.
+With column cuts on, also what a judge reads beside the candidates within the critique's schema
+clip (`CritiqueConfig.max_schema_chars`, 8,000 characters) when the gold SQL is one of them:
+before, every column of the prompt's tables (`create_table_text`), clipped; now, `judge_schema`
+(the prompt's columns and those the candidates name, cut by columns to that length); and now
+when no candidate names the gold columns (the columns the prompt showed, cut to that length).
 
 Questions: a Spider-layout question file over its tables.json (schema-only pools: no sample
 rows), or `--estate N`: a generated estate of N databases (`schemagraph.estate`, seed 0, a
@@ -38,7 +43,9 @@ sys.path.insert(0, str(REPO))
 
 import generator.prompt as prompt_module  # noqa: E402
 from generator import PromptBudgetError, PromptConfig, build_prompt  # noqa: E402
-from generator.prompt import prompt_sample  # noqa: E402
+from generator.critique import CritiqueConfig  # noqa: E402
+from generator.prompt import judge_schema, prompt_sample  # noqa: E402
+from generator.text import clip  # noqa: E402
 from indexer.pairs import SynthesisRequest  # noqa: E402
 from indexer.templates import TemplateSynthesizer  # noqa: E402
 from retriever import load_files  # noqa: E402
@@ -46,7 +53,7 @@ from retriever.datasets import BenchQuestion  # noqa: E402
 from schemagraph import build_graph, enumerate_traversals, load_spider, sample_database  # noqa: E402
 from schemagraph.estate import EstateSpec, generate_estate  # noqa: E402
 from schemagraph.model import Catalog, Database, fold  # noqa: E402
-from schemagraph.serialize import ident  # noqa: E402
+from schemagraph.serialize import create_table_text, ident  # noqa: E402
 from schemagraph.sources.docs import apply_overlay  # noqa: E402
 from schemagraph.sql import tables_in_sql  # noqa: E402
 
@@ -96,6 +103,8 @@ def measure(
     catalog: Catalog, questions: list[BenchQuestion], budget: int, gold_only: bool, rows: int
 ) -> dict[str, float]:
     failed = tables_kept = columns_kept = 0
+    judged = {"before": 0, "now": 0, "alone": 0}
+    clip_at = CritiqueConfig().max_schema_chars
     tokens: list[int] = []
     samples = {}
     for q in questions:
@@ -121,12 +130,24 @@ def measure(
             tables_kept += 1
             if all(_shown(prompt.user, db.table(t).name, c) for t, c in wanted):
                 columns_kept += 1
+            schemas = {
+                "before": create_table_text(db, list(prompt.tables)),
+                "now": judge_schema(q.question, db, prompt, [q.sql], max_chars=clip_at),
+                "alone": judge_schema(q.question, db, prompt, max_chars=clip_at),
+            }
+            for when, schema in schemas.items():
+                text = clip(schema, clip_at)
+                if all(_shown(text, db.table(t).name, c) for t, c in wanted):
+                    judged[when] += 1
     n = len(questions)
     return {
         "failed": 100 * failed / n,
         "gold tables kept": 100 * tables_kept / n,
         "gold columns kept": 100 * columns_kept / n,
         "median tokens": statistics.median(tokens) if tokens else 0.0,
+        "judge before": 100 * judged["before"] / n,
+        "judge now": 100 * judged["now"] / n,
+        "judge now, no candidate": 100 * judged["alone"] / n,
     }
 
 
@@ -164,9 +185,10 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{len(questions)} questions, {len(catalog.databases)} databases")
     print(
         "| tables shown | budget | column cuts | failed % | gold tables kept % "
-        "| gold columns kept % | median tokens |"
+        "| gold columns kept % | median tokens | judge sees them %, before | now "
+        "| now, gold SQL not a candidate |"
     )
-    print("|---|---:|---|---:|---:|---:|---:|")
+    print("|---|---:|---|---:|---:|---:|---:|---:|---:|---:|")
     for gold_only in (False, True):
         for budget in args.budgets:
             for label in ("off (before)", "on"):

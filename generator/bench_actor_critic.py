@@ -28,9 +28,9 @@ from typing import Any
 from generator.critic import ActorCriticConfig, actor_critic, expected_accuracy
 from generator.errors import GeneratorConfigError
 from generator.execution import cached_runner, database_runner
-from generator.prompt import PromptConfig, build_prompt, prompt_sample
+from generator.prompt import PromptConfig, build_prompt, judge_schema, prompt_sample
 from providers import LLMRequest, ScriptedLLM
-from schemagraph import Database, create_table_text
+from schemagraph import Database
 from schemagraph.seeds import derive_seed
 from schemagraph.sql import QueryResult, spider_result_eq
 
@@ -158,7 +158,7 @@ def run_actor_critic_bench(
         raise GeneratorConfigError(f"database {db.id!r} cannot run the gold query {GOLD!r}")
     config = PromptConfig(seed=seed)
     prompt = build_prompt(QUESTION, db, sample=prompt_sample(db, config), config=config)
-    schema = create_table_text(db, list(prompt.tables))
+    schema = judge_schema(QUESTION, db, prompt)
     started = time.perf_counter()
     rows: list[PointResult] = []
     for number, (p, q, s, z) in enumerate(grid, 1):

@@ -21,12 +21,18 @@ prompt every other table, join paths included; narrower tables still go whole, s
 their columns loses more gold columns than dropping the tables farthest from the question
 (docs/BENCHMARKS.md, "Wide tables in generation prompts"). What was cut is reported in
 `Prompt.cuts`. If even that does not fit, `PromptBudgetError`.
+
+The judges (actor-critic's critic, the multi-sample critique, test-case prediction) read
+`judge_schema`: the prompt's tables with the columns the prompt showed, no sample rows, plus
+any left-out column a candidate names, cut by the same column rule to the judge's schema
+length, rather than every column of those tables clipped at that length, which a wide table
+would spend before the judge's schema reached the next table.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -37,6 +43,7 @@ from retriever.text import STOPWORDS
 from schemagraph import Database, DatabaseSample, TableSample, create_table_text, sample_database
 from schemagraph.families import collapse_families, find_families
 from schemagraph.model import Catalog, fold
+from schemagraph.sql import SqlParseError, columns_in_sql
 
 OPTIMIZATION_RULE = "Minimize SQL execution time while ensuring correctness."
 
@@ -139,7 +146,8 @@ class PromptCuts:
 
 @dataclass(frozen=True)
 class Prompt:
-    """A built prompt: the text, its size against the budget, and what it shows."""
+    """A built prompt: the text, its size against the budget, and what it shows (`hidden`: the
+    columns it left out, folded, per folded table name)."""
 
     system: str
     user: str
@@ -149,6 +157,7 @@ class Prompt:
     examples: int
     sample_rows: int
     cuts: PromptCuts = field(default_factory=PromptCuts)
+    hidden: Mapping[str, frozenset[str]] = field(default_factory=dict)
 
     @property
     def messages(self) -> tuple[Message, ...]:
@@ -266,6 +275,7 @@ def build_prompt(
         examples=len(shown_examples),
         sample_rows=rows,
         cuts=cuts,
+        hidden={table: frozenset(columns) for table, columns in hidden.items()},
     )
 
 
@@ -282,6 +292,54 @@ def schema_text(
     return create_table_text(
         db, list(tables), sample, rows, descriptions=descriptions, hidden=hidden
     )
+
+
+def judge_schema(
+    question: str,
+    db: Database,
+    prompt: Prompt,
+    sqls: Iterable[str | None] = (),
+    *,
+    max_chars: int | None = None,
+) -> str:
+    """The schema a judge reads beside `prompt`'s candidates (see the module docstring): its
+    tables as CREATE TABLE statements with their descriptions, without sample rows, and without
+    the columns it left out, except those named by one of `sqls` (by name, in any of its
+    tables; SQL that does not parse names none). Longer than `max_chars`, it drops the
+    descriptions, then shows per table its first column, its keys, the columns the question or
+    a candidate names and the most of its first other columns that fit (at least none)."""
+    used: set[str] = set()
+    for sql in sqls:
+        try:
+            used |= {fold(name) for name in columns_in_sql(sql)} if sql else set()
+        except SqlParseError:
+            continue
+    tables = list(prompt.tables)
+    left_out = {table: columns - used for table, columns in prompt.hidden.items()}
+    text = create_table_text(db, tables, hidden=left_out)
+    if max_chars is None or len(text) <= max_chars:
+        return text
+    text = create_table_text(db, tables, descriptions=False, hidden=left_out)
+    if len(text) <= max_chars:
+        return text
+    named = _named_columns(question, db, tables) | {(fold(t), c) for t in tables for c in used}
+    cuttable = _cuttable(db, tables, named)
+
+    def render(limit: int) -> str:
+        hidden = {
+            table: set(columns[limit:]) | left_out.get(table, set())
+            for table, columns in cuttable.items()
+        }
+        return create_table_text(db, tables, descriptions=False, hidden=hidden)
+
+    low, high = 0, max(len(columns) for columns in cuttable.values())
+    while low < high:
+        limit = (low + high + 1) // 2
+        if len(render(limit)) <= max_chars:
+            low = limit
+        else:
+            high = limit - 1
+    return render(low)
 
 
 def _has_descriptions(db: Database, names: Sequence[str]) -> bool:

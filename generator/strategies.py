@@ -41,11 +41,18 @@ from generator.execution import (
     run_candidates,
 )
 from generator.linking import Linking, link_tables
-from generator.prompt import FewShot, Prompt, PromptConfig, build_prompt, prompt_sample
+from generator.prompt import (
+    FewShot,
+    Prompt,
+    PromptConfig,
+    build_prompt,
+    judge_schema,
+    prompt_sample,
+)
 from generator.reranking import TestCaseConfig, rerank_by_tests
 from generator.voting import Selection, VoterSets, fine_grained_vote, naive_vote
 from providers import LLM, UsageMeter
-from schemagraph import Database, create_table_text
+from schemagraph import Database
 from schemagraph.sql import Limits, Refusal, check_sql
 
 log = logging.getLogger(__name__)
@@ -228,7 +235,6 @@ def generate_sql(
         return finish(final.sql, prompt.tables, **common)
 
     assert runner is not None
-    schema = create_table_text(db, list(prompt.tables))
     if strategy == "actor-critic":
         loop = actor_critic(
             question,
@@ -236,7 +242,9 @@ def generate_sql(
             models.main,
             models.judge,
             runner,
-            schema=schema,
+            schema=judge_schema(
+                question, db, prompt, max_chars=config.actor_critic.max_schema_chars
+            ),
             config=config.actor_critic,
             meter=meter,
             first_index=1,
@@ -248,7 +256,7 @@ def generate_sql(
     executed = run_candidates(candidates, runner)
     trace.append(TraceEvent("candidates", {"items": [e.as_dict() for e in executed]}))
     selection = select(
-        strategy, question, db, executed, models, linking, schema, config, meter=meter
+        strategy, question, db, executed, models, linking, prompt, config, meter=meter
     )
     trace.append(TraceEvent("selection", selection.as_dict()))
     return finish(
@@ -263,21 +271,27 @@ def select(
     executed: Sequence[Executed],
     models: Models,
     linking: Linking,
-    schema: str,
+    prompt: Prompt,
     config: GenerationConfig,
     *,
     meter: UsageMeter | None = None,
 ) -> Selection:
-    """Apply the selector of `strategy` to executed candidates."""
+    """Apply the selector of `strategy` to executed candidates (the judges read `prompt`'s
+    schema and the columns the candidates name: `judge_schema`)."""
+    sqls = [e.candidate.sql for e in executed]
     if strategy == "vote":
         return naive_vote(executed)
     if strategy == "fine-vote":
         return fine_grained_vote(executed, linking.hardness, config.voters or VoterSets({}))
     if strategy == "critique":
+        schema = judge_schema(
+            question, db, prompt, sqls, max_chars=config.critique.max_schema_chars
+        )
         return multi_sample_critique(
             models.judge, question, schema, executed, config=config.critique, meter=meter
         )
     if strategy == "rerank":
+        schema = judge_schema(question, db, prompt, sqls, max_chars=config.tests.max_schema_chars)
         return rerank_by_tests(
             question, db, executed, models.judge, schema=schema, config=config.tests, meter=meter
         )

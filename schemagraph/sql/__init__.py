@@ -11,7 +11,7 @@ results. Modules, each named after what it does:
               DuckDB file (guard in its dialect + read-only transaction or connection);
 - `compare`   Spider test-suite, BIRD and relaxed (subset-of-columns) result equality;
 - `hardness`  Spider hardness (easy / medium / hard / extra) from the sqlglot tree;
-- `tables`    the tables a query reads;
+- `tables`    the tables a query reads (and the column names it uses);
 - `evaluate`  execution accuracy of a predictions file, overall and by hardness;
 - `errors`    `SqlError` and its subclasses, for user mistakes only.
 """
@@ -71,7 +71,7 @@ from schemagraph.sql.live_engine import (
     runs_queries,
     translate,
 )
-from schemagraph.sql.tables import tables_in_sql, tables_in_tree
+from schemagraph.sql.tables import columns_in_sql, tables_in_sql, tables_in_tree
 
 __all__ = [
     "DEFAULT_LIMITS",
@@ -103,6 +103,7 @@ __all__ = [
     "check_sql",
     "classify_hardness",
     "close_engines",
+    "columns_in_sql",
     "database_names",
     "evaluate_cases",
     "evaluate_files",

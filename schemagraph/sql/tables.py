@@ -1,4 +1,4 @@
-"""Which tables does a query read? From the syntax tree, not from a regex.
+"""Which tables (and column names) does a query read? From the syntax tree, not from a regex.
 
 Used for the gold tables of recall benchmarks (`tab_R@k`) and for PreSQL schema linking. CTE
 names, subquery aliases and table-valued functions are not tables; a schema prefix (`main.t`)
@@ -29,6 +29,22 @@ def tables_in_sql(sql: str, *, dialect: str = "sqlite") -> frozenset[str]:
     for statement in statements:
         names |= tables_in_tree(statement)
     return frozenset(names)
+
+
+def columns_in_sql(sql: str, *, dialect: str = "sqlite") -> frozenset[str]:
+    """Lower-cased names of the columns `sql` names, whatever table they are of (`SqlParseError`
+    if it cannot be parsed). Used where a name is enough: showing a judge the columns that
+    candidates use."""
+    try:
+        statements = parse_statements(sql, dialect)
+    except (SqlglotError, RecursionError) as exc:
+        raise SqlParseError(f"cannot parse SQL: {first_line(exc)}") from exc
+    return frozenset(
+        column.name.lower()
+        for statement in statements
+        for column in statement.find_all(exp.Column)
+        if column.name
+    )
 
 
 def tables_in_tree(tree: exp.Expr) -> frozenset[str]:

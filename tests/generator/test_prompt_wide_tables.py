@@ -1,15 +1,29 @@
-"""Wide tables in the prompt: over the budget, columns are left out before whole tables."""
+"""Wide tables in the prompt: over the budget, columns are left out before whole tables; the
+judges read the prompt's columns and those the candidates name."""
 
 from __future__ import annotations
 
 import re
+import sqlite3
+from pathlib import Path
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from generator import PromptBudgetError, PromptConfig, build_prompt
+from generator import (
+    CritiqueConfig,
+    GenerationConfig,
+    Models,
+    PromptBudgetError,
+    PromptConfig,
+    SamplingPlan,
+    build_prompt,
+    generate_sql,
+)
+from generator.prompt import judge_schema
 from generator.text import approx_tokens
-from schemagraph import Database, DatabaseSample, TableSample
+from providers import ScriptedLLM
+from schemagraph import Database, DatabaseSample, TableSample, create_table_text
 from schemagraph.model import Column, ForeignKey, Table
 
 QUESTION = "How many customers are there in each loyalty tier of the North region?"
@@ -140,3 +154,95 @@ def test_any_budget_is_kept_and_shown_tables_keep_their_keys(budget: int) -> Non
         assert table.columns[0].name in shown and set(table.primary_key) <= set(shown)
         hidden = dict(prompt.cuts.columns_dropped).get(table.name.lower(), 0)
         assert len(shown) + hidden == len(table.columns)
+
+
+def test_judges_read_the_prompts_columns_and_those_the_candidates_name() -> None:
+    db = estate()
+    budget = size(db, tables=["region", "orders"]) + 400
+    prompt = build_prompt(QUESTION, db, config=PromptConfig(budget_tokens=budget))
+    assert "attr_250" in prompt.hidden["customer_360"]
+    assert "loyalty_tier" not in prompt.hidden["customer_360"]
+    schema = judge_schema(QUESTION, db, prompt)
+    for table in prompt.tables:
+        assert shown_columns(schema, table) == shown_columns(prompt.user, table)
+    # every column of the prompt's tables, as judges read before, is three times as long
+    assert len(create_table_text(db, list(prompt.tables))) > 3 * len(schema)
+    named = judge_schema(
+        QUESTION,
+        db,
+        prompt,
+        ["SELECT attr_250 FROM customer_360 WHERE ATTR_251 > 0", None, "SELEC((("],
+    )
+    extra = set(shown_columns(named, "customer_360")) - set(shown_columns(schema, "customer_360"))
+    assert extra == {"attr_250", "attr_251"}
+    assert shown_columns(named, "orders") == ["order_id", "customer_id", "amount"]
+
+
+def test_a_prompt_with_nothing_left_out_gives_judges_its_whole_tables() -> None:
+    db = estate()
+    prompt = build_prompt(QUESTION, db, tables=["region", "orders"])
+    assert prompt.hidden == {}
+    assert judge_schema(QUESTION, db, prompt) == create_table_text(db, ["region", "orders"])
+
+
+def test_a_judges_schema_over_its_length_is_cut_by_columns_not_clipped() -> None:
+    db = estate()
+    prompt = build_prompt(QUESTION, db, config=PromptConfig(budget_tokens=100_000))
+    assert not prompt.cuts.any
+    whole = judge_schema(QUESTION, db, prompt)
+    limit = len(whole) // 3
+    sql = "SELECT attr_250 FROM customer_360"
+    schema = judge_schema(QUESTION, db, prompt, [sql], max_chars=limit)
+    assert len(schema) <= limit < len(whole)
+    shown = shown_columns(schema, "customer_360")
+    assert {"customer_id", "region_id", "loyalty_tier", "attr_250", "attr_000"} <= set(shown)
+    assert "attr_249" not in shown and "attr_294" not in shown
+    assert f"/* {WIDE - len(shown)} more columns not shown */" in schema
+    # the narrow tables keep every column; the wide one its first other columns
+    assert shown_columns(schema, "orders") == ["order_id", "customer_id", "amount"]
+    assert shown_columns(schema, "region") == ["region_id", "region_name"]
+    attrs = [c for c in shown if c.startswith("attr_") and c != "attr_250"]
+    assert attrs == [f"attr_{i:03d}" for i in range(len(attrs))]
+    # nothing fits: the tightest cut, left to the judge's clip
+    tightest = judge_schema(QUESTION, db, prompt, max_chars=10)
+    assert "attr_000" not in tightest and "CREATE TABLE orders" in tightest
+
+
+def test_the_critique_sees_the_cut_schema_with_the_candidates_columns(tmp_path: Path) -> None:
+    path = tmp_path / "crm.sqlite"
+    with sqlite3.connect(path) as connection:
+        connection.executescript(create_table_text(estate()))
+    db = Database("crm", estate().tables, path=path)
+    linked = "SELECT loyalty_tier FROM customer_360 JOIN region USING (region_id)"
+    first = "SELECT loyalty_tier, count(*) FROM customer_360 GROUP BY loyalty_tier"
+    second = "SELECT attr_250, count(*) FROM customer_360 GROUP BY attr_250"
+    writer = ScriptedLLM([f"```sql\n{sql}\n```" for sql in (linked, first, second)])
+    judge = ScriptedLLM('{"best": 1}', model="judge")
+    budget = size(db, tables=["region"]) + 300
+    config = GenerationConfig(
+        strategy="critique",
+        prompt=PromptConfig(budget_tokens=budget, sample_rows=0),
+        sampling=SamplingPlan(temperatures=(0.0, 0.8), max_concurrency=1),
+        critique=CritiqueConfig(budget_tokens=20_000),
+    )
+    result = generate_sql(QUESTION, db, Models((writer,), critic=judge), config=config)
+    assert result.sql == first
+    shown = shown_columns(judge.calls[0].messages[-1].content, "customer_360")
+    assert {"loyalty_tier", "region_id", "attr_000", "attr_250"} <= set(shown)
+    assert "attr_200" not in shown and len(shown) < WIDE // 2
+
+
+def test_a_judge_loses_the_descriptions_before_any_column() -> None:
+    region = Table(
+        "region",
+        (
+            Column("region_id", "integer", primary_key=True, description="the region's number"),
+            Column("region_name", "text", description="North, South, East or West"),
+        ),
+    )
+    db = Database("crm", (region,))
+    prompt = build_prompt(QUESTION, db)
+    described = judge_schema(QUESTION, db, prompt)
+    bare = create_table_text(db, descriptions=False)
+    assert "North, South" in described and len(bare) < len(described)
+    assert judge_schema(QUESTION, db, prompt, max_chars=len(bare)) == bare

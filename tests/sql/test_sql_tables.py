@@ -1,4 +1,4 @@
-"""Tables read by a query, from the syntax tree."""
+"""Tables read by a query, and the column names it uses, from the syntax tree."""
 
 from __future__ import annotations
 
@@ -7,8 +7,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
-from schemagraph.sql import SqlParseError, tables_in_sql
+from schemagraph.sql import SqlParseError, columns_in_sql, tables_in_sql
 
 
 @pytest.mark.parametrize(
@@ -40,6 +42,38 @@ def test_tables_in_sql(sql: str, tables: set[str]) -> None:
 def test_unparsable_sql_is_a_user_error() -> None:
     with pytest.raises(SqlParseError):
         tables_in_sql("SELECT FROM WHERE (")
+
+
+@pytest.mark.parametrize(
+    ("sql", "columns"),
+    [
+        ("SELECT count(*) FROM singer", set()),
+        (
+            "SELECT T1.Name FROM singer AS T1 JOIN concert AS T2 ON T1.id = T2.sid",
+            {"name", "id", "sid"},
+        ),
+        (
+            'WITH c AS (SELECT a FROM t) SELECT c.a, "Net Sales" FROM c '
+            "WHERE x IN (SELECT y FROM u)",
+            {"a", "net sales", "x", "y"},
+        ),
+        ("SELECT a FROM t GROUP BY b HAVING max(c) > 1 ORDER BY d", {"a", "b", "c", "d"}),
+    ],
+)
+def test_columns_in_sql(sql: str, columns: set[str]) -> None:
+    assert columns_in_sql(sql) == frozenset(columns)
+    with pytest.raises(SqlParseError):
+        columns_in_sql("SELECT FROM WHERE (")
+
+
+NAMES = st.from_regex(r"[A-Za-z_][A-Za-z0-9_ ]{0,12}", fullmatch=True)
+
+
+@given(st.lists(NAMES, min_size=1, max_size=6), st.sampled_from(["", "t.", "T1."]))
+def test_every_quoted_column_name_is_found(names: list[str], prefix: str) -> None:
+    quoted = [prefix + '"' + name + '"' for name in names]
+    sql = f"SELECT {', '.join(quoted)} FROM t AS T1 WHERE {quoted[0]} IS NOT NULL"
+    assert columns_in_sql(sql) == {name.lower() for name in names}
 
 
 def _official_tables(parsed: dict[str, Any], names: list[str]) -> set[str]:
