@@ -11,7 +11,8 @@ long, `build_prompt` drops the descriptions (all at once: the names still say so
 few-shot examples (the last, least similar, first), then sample rows (one row per table at a
 time), then the columns of wide tables: a table keeps its first column, its keys (primary, and
 foreign between the shown tables) and the columns whose words the question uses, and shows at
-most k of its other columns, the first ones, with a comment counting the others. k is first
+most k of its other columns, the first ones, with a comment counting the others; in a table
+wider than 30 columns the members of a column family after its first count as last. k is first
 `WIDE_KEEPS` (30), which cuts only tables wider than that; then the tables farthest from the
 question go (fewest words shared with the question, in their names or descriptions; later in
 the given order first; after each, k starts again from all columns), and k falls to 0 only for
@@ -41,7 +42,7 @@ from generator.text import DATA_RULE, approx_tokens, clip, data_block
 from providers import Message
 from retriever.text import STOPWORDS
 from schemagraph import Database, DatabaseSample, TableSample, create_table_text, sample_database
-from schemagraph.families import collapse_families, find_families
+from schemagraph.families import collapse_families, column_families, find_families
 from schemagraph.model import Catalog, fold
 from schemagraph.sql import SqlParseError, columns_in_sql
 
@@ -309,9 +310,9 @@ def judge_schema(
     descriptions, then shows per table its first column, its keys, the columns the question or
     a candidate names and the most of its first other columns that fit (at least none)."""
     used: set[str] = set()
-    for sql in sqls:
+    for sql in filter(None, sqls):
         try:
-            used |= {fold(name) for name in columns_in_sql(sql)} if sql else set()
+            used |= {fold(name) for name in columns_in_sql(sql)}
         except SqlParseError:
             continue
     tables = list(prompt.tables)
@@ -449,9 +450,10 @@ def _named_columns(question: str, db: Database, tables: Sequence[str]) -> set[tu
 def _cuttable(
     db: Database, tables: Sequence[str], named: set[tuple[str, str]]
 ) -> dict[str, list[str]]:
-    """Per shown table (folded name), in schema order, the folded columns a prompt may leave
-    out: all but the first column, the keys (primary, and foreign in either direction between
-    the shown tables) and the columns the question names."""
+    """Per shown table (folded name), the folded columns a prompt may leave out, first to last
+    kept: all but the first column, the keys (primary, and foreign in either direction between
+    the shown tables) and the columns the question names; in schema order, except that the
+    members of a column family after its first come last."""
     shown = {fold(name) for name in tables}
     keys: set[tuple[str, str]] = set()
     for name in tables:
@@ -464,11 +466,14 @@ def _cuttable(
     out: dict[str, list[str]] = {}
     for name in tables:
         key = fold(name)
-        out[key] = [
+        table = db.table(name)
+        later = {fold(c.name) for family in column_families(table).families for c in family[1:]}
+        cuttable = [
             fold(c.name)
-            for c in db.table(name).columns[1:]
+            for c in table.columns[1:]
             if (key, fold(c.name)) not in keys and (key, fold(c.name)) not in named
         ]
+        out[key] = [c for c in cuttable if c not in later] + [c for c in cuttable if c in later]
     return out
 
 

@@ -18,6 +18,7 @@ are not drowned (docs/BENCHMARKS.md, "Wide tables in routing").
 
 from __future__ import annotations
 
+import functools
 import re
 from collections import defaultdict
 from dataclasses import dataclass, replace
@@ -93,6 +94,7 @@ class ColumnFamilies:
 _NUMBER = re.compile(r"\d+")
 
 
+@functools.lru_cache(maxsize=1024)  # a prompt's column cuts ask again at every render
 def column_families(table: Table) -> ColumnFamilies:
     """`table`'s column families (see the module docstring); none unless it is wide."""
     if len(table.columns) <= WIDE_TABLE:

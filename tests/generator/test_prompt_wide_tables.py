@@ -154,6 +154,8 @@ def test_any_budget_is_kept_and_shown_tables_keep_their_keys(budget: int) -> Non
         assert table.columns[0].name in shown and set(table.primary_key) <= set(shown)
         hidden = dict(prompt.cuts.columns_dropped).get(table.name.lower(), 0)
         assert len(shown) + hidden == len(table.columns)
+        left_out = prompt.hidden.get(table.name.lower(), frozenset())
+        assert len(left_out) == hidden and not left_out & set(shown)
 
 
 def test_judges_read_the_prompts_columns_and_those_the_candidates_name() -> None:
@@ -205,7 +207,8 @@ def test_a_judges_schema_over_its_length_is_cut_by_columns_not_clipped() -> None
     assert attrs == [f"attr_{i:03d}" for i in range(len(attrs))]
     # nothing fits: the tightest cut, left to the judge's clip
     tightest = judge_schema(QUESTION, db, prompt, max_chars=10)
-    assert "attr_000" not in tightest and "CREATE TABLE orders" in tightest
+    assert "attr_000" not in shown_columns(tightest, "customer_360")
+    assert "CREATE TABLE orders" in tightest
 
 
 def test_the_critique_sees_the_cut_schema_with_the_candidates_columns(tmp_path: Path) -> None:
@@ -246,3 +249,25 @@ def test_a_judge_loses_the_descriptions_before_any_column() -> None:
     bare = create_table_text(db, descriptions=False)
     assert "North, South" in described and len(bare) < len(described)
     assert judge_schema(QUESTION, db, prompt, max_chars=len(bare)) == bare
+
+
+def test_a_wide_tables_own_columns_stay_before_its_column_families() -> None:
+    columns = [Column("sale_id", "integer", primary_key=True)]
+    for month in range(1, 13):
+        columns.append(Column(f"m{month}_revenue", "real"))
+        columns += [Column(f"w{4 * month + k - 4}_cost", "real") for k in range(1, 5)]
+        if month in (3, 6, 9):
+            columns.append(Column({3: "region", 6: "product", 9: "channel"}[month], "text"))
+    db = Database("sales", (Table("sales_wide", tuple(columns)),))
+    question = "How many sales are there per region?"
+    whole = build_prompt(question, db, config=PromptConfig(budget_tokens=100_000)).tokens
+    prompt = build_prompt(question, db, config=PromptConfig(budget_tokens=whole * 2 // 3))
+    shown = shown_columns(prompt.user, "sales_wide")
+    assert shown[:1] == ["sale_id"] and {"region", "product", "channel"} <= set(shown)
+    # then each family's first member, then the other members in schema order, as fit
+    assert {"m1_revenue", "w1_cost"} <= set(shown)
+    firsts = {"sale_id", "region", "product", "channel", "m1_revenue", "w1_cost"}
+    later = [c.name for c in columns if c.name not in firsts]
+    kept = [c for c in shown if c in later]
+    assert 0 < len(kept) < len(later) and kept == later[: len(kept)]
+    assert f"/* {len(later) - len(kept)} more columns not shown */" in prompt.user
