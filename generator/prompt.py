@@ -33,7 +33,7 @@ would spend before the judge's schema reached the next table.
 from __future__ import annotations
 
 import re
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -247,14 +247,14 @@ def build_prompt(
                 f"only the columns it cannot leave out; budget_tokens is {config.budget_tokens}"
             )
     if limit is not None:  # the most other columns per table that fit (`limit` does)
-        low, high = limit, max(len(c) for c in _cuttable(db, kept, named).values())
-        while low < high:
-            limit = (low + high + 1) // 2
-            if render()[1] <= config.budget_tokens:
-                low = limit
-            else:
-                high = limit - 1
-        limit = low
+
+        def fits(columns: int) -> bool:
+            nonlocal limit
+            limit = columns
+            return render()[1] <= config.budget_tokens
+
+        most = max(len(c) for c in _cuttable(db, kept, named).values())
+        limit = _largest(limit, most, fits)
         user, tokens = render()
     hidden = _hidden(db, kept, named, limit)
     cuts = PromptCuts(
@@ -333,14 +333,20 @@ def judge_schema(
         }
         return create_table_text(db, tables, descriptions=False, hidden=hidden)
 
-    low, high = 0, max(len(columns) for columns in cuttable.values())
+    most = max(len(columns) for columns in cuttable.values())
+    return render(_largest(0, most, lambda limit: len(render(limit)) <= max_chars))
+
+
+def _largest(low: int, high: int, fits: Callable[[int], bool]) -> int:
+    """The largest k in [low, high] that `fits`, given that `fits` holds up to it and `low`
+    fits (binary search)."""
     while low < high:
-        limit = (low + high + 1) // 2
-        if len(render(limit)) <= max_chars:
-            low = limit
+        k = (low + high + 1) // 2
+        if fits(k):
+            low = k
         else:
-            high = limit - 1
-    return render(low)
+            high = k - 1
+    return low
 
 
 def _has_descriptions(db: Database, names: Sequence[str]) -> bool:
