@@ -7,12 +7,15 @@ reply that names no valid candidate keeps the earlier one (generation order). Id
 texts are shown once. More than `max_per_call` candidates, or a prompt over the budget even
 without result rows, make a tournament instead: pairs are formed in generation order, an odd
 one out goes through unopposed, and the winners meet in the next round until one is left.
+A pair over the budget even without result rows reads a shorter schema: cut by columns
+(`schema_at`, the judge's cut of `generator.prompt.judge_schema`, keeping the pair's columns),
+else clipped.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -35,6 +38,10 @@ CRITIQUE_INSTRUCTION = (
     '{"best": N} where N is the candidate number.'
 )
 METHOD = "multi-sample critique"
+
+#: the judge's schema for the given candidates' SQL in at most the given number of characters
+#: (`generator.prompt.judge_schema`, which cuts columns before the character clip would)
+SchemaAt = Callable[[Sequence[str | None], int], str]
 
 
 @dataclass(frozen=True)
@@ -97,8 +104,10 @@ def multi_sample_critique(
     *,
     config: CritiqueConfig | None = None,
     meter: UsageMeter | None = None,
+    schema_at: SchemaAt | None = None,
 ) -> Selection:
-    """The candidate the critic prefers (see the module docstring)."""
+    """The candidate the critic prefers (see the module docstring). `schema_at`: a shorter
+    schema for a pair whose prompt is over the budget (else `schema` is clipped)."""
     config = config or CritiqueConfig()
     pool = _distinct_with_sql(executed)
     if not pool:
@@ -127,7 +136,7 @@ def multi_sample_critique(
             "reply": clip(reply, 300),
         }
         return Selection(METHOD, position, executed[position].candidate.sql, reason, details)
-    return _tournament(critic, question, schema, executed, pool, config, meter)
+    return _tournament(critic, question, schema, executed, pool, config, meter, schema_at)
 
 
 def _tournament(
@@ -138,6 +147,7 @@ def _tournament(
     pool: list[int],
     config: CritiqueConfig,
     meter: UsageMeter | None,
+    schema_at: SchemaAt | None,
 ) -> Selection:
     matches: list[dict[str, Any]] = []
     current = list(pool)
@@ -147,7 +157,8 @@ def _tournament(
             a, b = current[offset], current[offset + 1]
             text = _fitting_prompt(question, schema, [executed[a], executed[b]], config)
             if text is None:
-                text = _squeezed_prompt(question, schema, [executed[a], executed[b]], config)
+                pair = [executed[a], executed[b]]
+                text = _squeezed_prompt(question, schema, pair, config, schema_at)
             reply = _ask(critic, text, config, meter)
             choice = parse_index(reply, 2)
             winner = b if choice == 1 else a
@@ -193,9 +204,14 @@ def _fitting_prompt(
 
 
 def _squeezed_prompt(
-    question: str, schema: str, items: Sequence[Executed], config: CritiqueConfig
+    question: str,
+    schema: str,
+    items: Sequence[Executed],
+    config: CritiqueConfig,
+    schema_at: SchemaAt | None,
 ) -> str:
-    """A pair's prompt with the schema clipped to what the budget leaves (at least 200 chars)."""
+    """A pair's prompt with the schema shortened to what the budget leaves (at least 200
+    chars): by `schema_at` when given, then clipped if still over."""
     bare = critique_prompt(
         question,
         "",
@@ -205,14 +221,17 @@ def _squeezed_prompt(
         max_schema_chars=10,
     )
     spare = config.budget_tokens - approx_tokens(CRITIQUE_SYSTEM) - approx_tokens(bare)
-    log.info("critique pair over budget; schema clipped to %d characters", max(200, spare * 4))
+    chars = max(200, spare * 4)
+    if schema_at is not None:
+        schema = schema_at([item.candidate.sql for item in items], chars)
+    log.info("critique pair over budget; schema shortened to %d characters", chars)
     return critique_prompt(
         question,
         schema,
         items,
         result_rows=0,
         max_cell_chars=config.max_cell_chars,
-        max_schema_chars=max(200, spare * 4),
+        max_schema_chars=chars,
     )
 
 

@@ -288,7 +288,13 @@ def select(
             question, db, prompt, sqls, max_chars=config.critique.max_schema_chars
         )
         return multi_sample_critique(
-            models.judge, question, schema, executed, config=config.critique, meter=meter
+            models.judge,
+            question,
+            schema,
+            executed,
+            config=config.critique,
+            meter=meter,
+            schema_at=lambda pair, chars: judge_schema(question, db, prompt, pair, max_chars=chars),
         )
     if strategy == "rerank":
         schema = judge_schema(question, db, prompt, sqls, max_chars=config.tests.max_schema_chars)

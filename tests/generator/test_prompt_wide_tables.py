@@ -235,6 +235,45 @@ def test_the_critique_sees_the_cut_schema_with_the_candidates_columns(tmp_path: 
     assert "attr_200" not in shown and len(shown) < WIDE // 2
 
 
+def test_a_critique_pair_over_its_budget_reads_a_cut_schema_not_a_clipped_one(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "crm.sqlite"
+    with sqlite3.connect(path) as connection:
+        connection.executescript(create_table_text(estate()))
+    db = Database("crm", estate().tables, path=path)
+    sqls = (
+        "SELECT loyalty_tier FROM customer_360 JOIN region USING (region_id)",
+        "SELECT loyalty_tier, count(*) FROM customer_360 GROUP BY loyalty_tier",
+        "SELECT attr_250, count(*) FROM customer_360 GROUP BY attr_250",
+    )
+    writer = ScriptedLLM([f"```sql\n{sql}\n```" for sql in sqls])
+    judge = ScriptedLLM('{"best": 1}', model="judge")
+    config = GenerationConfig(
+        strategy="critique",
+        prompt=PromptConfig(budget_tokens=100_000, sample_rows=0),
+        sampling=SamplingPlan(temperatures=(0.0, 0.4, 0.8), max_concurrency=1),
+        # two candidates a call, and a pair with the whole schema is over the budget
+        critique=CritiqueConfig(budget_tokens=900, max_per_call=2),
+    )
+    generate_sql(QUESTION, db, Models((writer,), critic=judge), config=config)
+    assert judge.call_count == 2
+    for call in judge.calls:
+        text = call.messages[-1].content
+        schema = re.search(r"<schema>\n(.*?)\n</schema>", text, re.DOTALL)
+        assert schema is not None and not schema.group(1).endswith("…")
+        # every table whole but for the wide one's columns, which keep their keys
+        assert re.findall(r"CREATE TABLE \w+", schema.group(1)) == [
+            "CREATE TABLE customer_360",
+            "CREATE TABLE region",
+        ]
+        shown = shown_columns(schema.group(1), "customer_360")
+        assert {"customer_id", "region_id", "loyalty_tier"} <= set(shown)
+        # the column a candidate of this pair names, and only then
+        assert ("attr_250" in shown) == ("attr_250, count(*)" in text)
+    assert any("attr_250, count(*)" in call.messages[-1].content for call in judge.calls)
+
+
 def test_a_judge_loses_the_descriptions_before_any_column() -> None:
     region = Table(
         "region",
