@@ -80,41 +80,59 @@ def candidates(store: str, work: Path, k: int, sample: int, seed: int) -> dict[s
     embedder = make_query_embedder(Settings.from_env(), None)
     out: dict[str, Any] = {}
     with Retriever.open(store, embedder, examples=0) as retriever:
-        by_db: dict[str, list[int]] = {}
-        for i, e in enumerate(retriever.entries):
-            by_db.setdefault(fold(e.db_id), []).append(i)
         for name, (path, part) in sets.items():
             rows = json.loads(path.read_text(encoding="utf-8"))[part]
             subset = work / f"{name}.part.json"
             subset.write_text(json.dumps(rows), encoding="utf-8")
             dataset = load_files(tables, subset, name=name)
-            got = []
-            for q in dataset.questions:
-                result = retriever.retrieve(q.question, top_databases=k, top_tables=1000)
-                got.append(
-                    {
-                        "question": q.question,
-                        "gold": fold(q.db_id),
-                        "candidates": [
-                            [fold(d.db_id), d.score, [t.name for t in d.tables]]
-                            for d in result.databases
-                        ],
-                    }
-                )
-            out[name] = got
-            log.info("%s: %d questions", name, len(got))
-        schemas = {}
-        for db, rows_ in by_db.items():
-            schemas[db] = {
-                fold(retriever.entries[i].table): [
-                    retriever.entries[i].table,
-                    list(retriever.entries[i].columns),
-                ]
-                for i in rows_
-            }
-        out["schemas"] = schemas
+            out[name] = ranked(retriever, dataset.questions, k)
+            log.info("%s: %d questions", name, len(out[name]))
+        out["schemas"] = schemas_of(retriever)
     cache.write_text(json.dumps(out))
     return out
+
+
+def ranked(retriever: Retriever, questions: Any, k: int) -> list[dict[str, Any]]:
+    """Each question's top `k` databases with their tables in the retriever's order."""
+    rows = []
+    for q in questions:
+        result = retriever.retrieve(q.question, top_databases=k, top_tables=1000)
+        rows.append(
+            {
+                "question": q.question,
+                "gold": fold(q.db_id),
+                "candidates": [
+                    [fold(d.db_id), d.score, [t.name for t in d.tables]] for d in result.databases
+                ],
+            }
+        )
+    return rows
+
+
+def schemas_of(retriever: Retriever) -> dict[str, Any]:
+    """Folded database -> folded table -> (table name, its columns)."""
+    schemas: dict[str, Any] = {}
+    for e in retriever.entries:
+        schemas.setdefault(fold(e.db_id), {})[fold(e.table)] = [e.table, list(e.columns)]
+    return schemas
+
+
+def measured(store: str, dataset: str, k: int) -> dict[str, Any]:
+    """The candidates of a measured set (`spider-dev`, `spider-syn` on the Spider pool, or
+    `bird` for BIRD train's measured 2,000 on the 235-database pool), to confirm a result
+    chosen on train questions (nothing is chosen here)."""
+    from retriever.datasets import load_dataset
+    from schemarag.cli.retrieve import make_query_embedder
+    from schemarag.settings import Settings
+
+    if dataset == "bird":
+        data = load_files(
+            [SPIDER / "tables.json", SPLIT / "train_tables.json"], SPLIT / "evaluated.json"
+        )
+    else:
+        data = load_dataset(dataset, SPIDER)
+    with Retriever.open(store, make_query_embedder(Settings.from_env(), None)) as retriever:
+        return {"rows": ranked(retriever, data.questions, k), "schemas": schemas_of(retriever)}
 
 
 def render(db: str, tables: list[str], schemas: dict[str, Any]) -> str:
@@ -199,43 +217,16 @@ def evaluate(rows: list[dict], ce: list[list[float]], blend: float) -> float:
     return 100.0 * hit / len(rows)
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--store", required=True)
-    parser.add_argument("--out", type=Path, required=True)
-    parser.add_argument("--work", type=Path, default=REPO / ".schemarag/train-reranker")
-    parser.add_argument("--candidates", type=int, default=5)
-    parser.add_argument("--train", type=int, default=4000)
-    parser.add_argument("--rank", type=int, default=16)
-    parser.add_argument("--epochs", type=float, default=1.0)
-    parser.add_argument("--batch", type=int, default=16, help="questions per step")
-    parser.add_argument("--lr", type=float, default=5e-4)
-    parser.add_argument("--max-tokens", type=int, default=160)
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--eval-sets", default="spider_A,syn_A,bird_A,spider_B,syn_B,bird_B")
-    args = parser.parse_args()
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
-    random.seed(args.seed)
-    torch.manual_seed(args.seed)
-    torch.set_num_threads(2)
-    args.work.mkdir(parents=True, exist_ok=True)
-    data = candidates(args.store, args.work, args.candidates, args.train, args.seed)
-    # the query embedder held this process to one thread
-    from threadpoolctl import threadpool_limits
-
-    threadpool_limits(2)
-    torch.set_num_threads(2)
-    schemas = data["schemas"]
-    train = data["train"]
+def train(model: CrossEncoder, rows: list[dict], schemas: dict[str, Any], args: Any) -> None:
+    """Fit `model` to the training questions' candidates and write its weights to args.out."""
     log.info(
         "train: %d questions, gold in the candidates for %.1f %%",
-        len(train),
-        100 * np.mean([any(c[0] == r["gold"] for c in r["candidates"]) for r in train]),
+        len(rows),
+        100 * np.mean([any(c[0] == r["gold"] for c in r["candidates"]) for r in rows]),
     )
-    model = CrossEncoder(args.rank)
     params = model.params()
     optimizer = torch.optim.AdamW(params, lr=args.lr, weight_decay=0.0)
-    steps = math.ceil(len(train) * args.epochs / args.batch)
+    steps = math.ceil(len(rows) * args.epochs / args.batch)
     warmup = max(1, steps // 10)
     schedule = torch.optim.lr_scheduler.LambdaLR(
         optimizer, lambda s: min(1.0, (s + 1) / warmup) * max(0.0, (steps - s) / steps)
@@ -245,10 +236,10 @@ def main() -> int:
     model.train()
     for step in range(steps):
         if len(order) < args.batch:
-            fresh = list(range(len(train)))
+            fresh = list(range(len(rows)))
             random.shuffle(fresh)
             order.extend(fresh)
-        batch = [train[order.pop()] for _ in range(args.batch)]
+        batch = [rows[order.pop()] for _ in range(args.batch)]
         qs, texts, targets, sizes = [], [], [], []
         for r in batch:
             # The held-out databases never appear, not even as negatives: a model that only
@@ -295,12 +286,27 @@ def main() -> int:
     args.out.parent.mkdir(parents=True, exist_ok=True)
     np.savez_compressed(args.out, **arrays)
     log.info("wrote %s", args.out)
-    report = {}
-    for name in args.eval_sets.split(","):
-        rows = data[name]
+
+
+def load(model: CrossEncoder, path: Path) -> None:
+    """Weights written by `train`."""
+    with np.load(path) as arrays, torch.no_grad():
+        for name, a in model.adapters.items():
+            a.A.copy_(torch.from_numpy(arrays[f"{name}.A"].astype(np.float32)))
+            a.B.copy_(torch.from_numpy(arrays[f"{name}.B"].astype(np.float32)) / a.scale)
+        model.head.weight.copy_(torch.from_numpy(arrays["head.weight"]))
+        model.head.bias.copy_(torch.from_numpy(arrays["head.bias"]))
+
+
+def report(
+    model: CrossEncoder, sets: dict[str, list[dict]], schemas: dict[str, Any], max_tokens: int
+) -> dict[str, Any]:
+    """db_R@1 per set: the retriever, the cross-encoder alone, blends."""
+    out = {}
+    for name, rows in sets.items():
         t0 = time.perf_counter()
-        ce = score_set(model, rows, schemas, args.max_tokens)
-        report[name] = {
+        ce = score_set(model, rows, schemas, max_tokens)
+        out[name] = {
             "n": len(rows),
             "retriever": evaluate(rows, ce, 0.0),
             "cross_encoder": evaluate(rows, ce, 1e9),
@@ -309,8 +315,54 @@ def main() -> int:
             * float(np.mean([any(c[0] == r["gold"] for c in r["candidates"]) for r in rows])),
             "seconds": round(time.perf_counter() - t0, 1),
         }
-        log.info("%s %s", name, report[name])
-    (args.out.parent / (args.out.stem + ".report.json")).write_text(json.dumps(report, indent=1))
+        log.info("%s %s", name, out[name])
+    return out
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--store", required=True, help="the index whose rankings are reordered")
+    parser.add_argument("--out", type=Path, required=True, help="the weights (.npz) written")
+    parser.add_argument("--work", type=Path, default=REPO / ".schemarag/train-reranker")
+    parser.add_argument("--candidates", type=int, default=5)
+    parser.add_argument("--train", type=int, default=4000)
+    parser.add_argument("--rank", type=int, default=16)
+    parser.add_argument("--epochs", type=float, default=1.0)
+    parser.add_argument("--batch", type=int, default=16, help="questions per step")
+    parser.add_argument("--lr", type=float, default=5e-4)
+    parser.add_argument("--max-tokens", type=int, default=160)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--eval-sets", default="spider_A,syn_A,bird_A,spider_B,syn_B,bird_B")
+    parser.add_argument(
+        "--measure",
+        choices=("spider-dev", "spider-syn", "bird"),
+        help="score a measured set with the weights of --out instead of training (--store: its "
+        "index; bird: BIRD train's measured 2,000 in the 235-database pool)",
+    )
+    args = parser.parse_args()
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
+    random.seed(args.seed)
+    torch.manual_seed(args.seed)
+    args.work.mkdir(parents=True, exist_ok=True)
+    if args.measure:
+        data = measured(args.store, args.measure, args.candidates)
+        sets = {args.measure: data["rows"]}
+    else:
+        data = candidates(args.store, args.work, args.candidates, args.train, args.seed)
+        sets = {name: data[name] for name in args.eval_sets.split(",")}
+    # the query embedder held this process to one thread
+    from threadpoolctl import threadpool_limits
+
+    threadpool_limits(2)
+    torch.set_num_threads(2)
+    model = CrossEncoder(args.rank)
+    if args.measure:
+        load(model, args.out)
+    else:
+        train(model, data["train"], data["schemas"], args)
+    found = report(model, sets, data["schemas"], args.max_tokens)
+    suffix = f".{args.measure}.report.json" if args.measure else ".report.json"
+    (args.out.parent / (args.out.stem + suffix)).write_text(json.dumps(found, indent=1))
     return 0
 
 
