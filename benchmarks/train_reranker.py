@@ -52,11 +52,13 @@ log = logging.getLogger("train_reranker")
 
 
 def humanize(name: str) -> str:
+    """A name as the model read it in training (`song_name` -> "song name")."""
     return name.replace("_", " ").strip().lower()
 
 
 def candidates(store: str, work: Path, k: int, sample: int, seed: int) -> dict[str, Any]:
-    """Per set, rows of (question, gold db, [(db, score, text), ...]); cached in work."""
+    """Per set (the fusion's sets and the training questions), each question's `ranked` rows,
+    and the pool's `schemas_of`; cached in work."""
     cache = work / f"candidates-{k}-{sample}-{seed}.json"
     if cache.exists():
         return json.loads(cache.read_text())
@@ -186,7 +188,10 @@ class CrossEncoder(torch.nn.Module):
         return self.head(pooled.float()).squeeze(-1)
 
 
-def score_set(model: CrossEncoder, rows: list[dict], schemas, max_tokens: int) -> list[list[float]]:
+def score_set(
+    model: CrossEncoder, rows: list[dict], schemas: dict[str, Any], max_tokens: int
+) -> list[list[float]]:
+    """The cross-encoder's score of each question's candidates."""
     model.eval()
     out = []
     with torch.no_grad(), torch.autocast("cpu", dtype=torch.bfloat16):
@@ -207,6 +212,8 @@ def score_set(model: CrossEncoder, rows: list[dict], schemas, max_tokens: int) -
 
 
 def evaluate(rows: list[dict], ce: list[list[float]], blend: float) -> float:
+    """db_R@1 of the retriever's scores standardized per question plus `blend` times the
+    cross-encoder's (the cross-encoder alone from 1e6 on)."""
     hit = 0
     for r, s in zip(rows, ce, strict=True):
         fused = np.array([c[1] for c in r["candidates"]])
