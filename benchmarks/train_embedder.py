@@ -34,6 +34,7 @@ import random
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import torch
@@ -179,6 +180,24 @@ def synthetic_loss(synthetic, batch_ids: list[int], embed, q: torch.Tensor) -> t
     return torch.nn.functional.cross_entropy(logits, target)
 
 
+def warmup_then_decay(optimizer: torch.optim.Optimizer, steps: int) -> Any:
+    """The learning rate rising over the first tenth of `steps`, then falling linearly to 0."""
+    warmup = max(1, steps // 10)
+    return torch.optim.lr_scheduler.LambdaLR(
+        optimizer, lambda s: min(1.0, (s + 1) / warmup) * max(0.0, (steps - s) / steps)
+    )
+
+
+def adapter_arrays(adapters: dict[str, LoRALinear], strength: float = 1.0) -> dict[str, Any]:
+    """Adapters as an adapter file holds them (`providers.schema_adapters`): float16 `A`, and
+    `B` with its scale and `strength` applied."""
+    arrays = {}
+    for name, a in adapters.items():
+        arrays[f"{name}.A"] = a.A.detach().numpy().astype(np.float16)
+        arrays[f"{name}.B"] = (a.B.detach() * a.scale * strength).numpy().astype(np.float16)
+    return arrays
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--out", type=Path, required=True)
@@ -238,10 +257,7 @@ def main() -> int:
     log.info("%d adapters, %d parameters", len(adapters), sum(p.numel() for p in params))
     optimizer = torch.optim.AdamW(params, lr=args.lr, weight_decay=0.0)
     steps = math.ceil(len(rows) * args.epochs / args.batch)
-    warmup = max(1, steps // 10)
-    schedule = torch.optim.lr_scheduler.LambdaLR(
-        optimizer, lambda s: min(1.0, (s + 1) / warmup) * max(0.0, (steps - s) / steps)
-    )
+    schedule = warmup_then_decay(optimizer, steps)
 
     def embed(texts: list[str]) -> torch.Tensor:
         features = model.tokenize(texts)
@@ -291,10 +307,7 @@ def main() -> int:
                 loss.item(),
                 time.perf_counter() - started,
             )
-    arrays = {}
-    for name, a in adapters.items():
-        arrays[f"{name}.A"] = a.A.detach().numpy().astype(np.float16)
-        arrays[f"{name}.B"] = (a.B.detach() * a.scale * args.strength).numpy().astype(np.float16)
+    arrays = adapter_arrays(adapters, args.strength)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     np.savez_compressed(args.out, **arrays)
     log.info("wrote %s", args.out)

@@ -40,7 +40,12 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "benchmarks"))
 
-from train_embedder import bird_tuning, held_out  # noqa: E402
+from train_embedder import (  # noqa: E402
+    adapter_arrays,
+    bird_tuning,
+    held_out,
+    warmup_then_decay,
+)
 from tune_fusion import SPIDER, SPLIT, question_sets  # noqa: E402
 
 from providers.minilm_embedder import default_minilm_path  # noqa: E402
@@ -234,10 +239,7 @@ def train(model: CrossEncoder, rows: list[dict], schemas: dict[str, Any], args: 
     params = model.params()
     optimizer = torch.optim.AdamW(params, lr=args.lr, weight_decay=0.0)
     steps = math.ceil(len(rows) * args.epochs / args.batch)
-    warmup = max(1, steps // 10)
-    schedule = torch.optim.lr_scheduler.LambdaLR(
-        optimizer, lambda s: min(1.0, (s + 1) / warmup) * max(0.0, (steps - s) / steps)
-    )
+    schedule = warmup_then_decay(optimizer, steps)
     order: list[int] = []
     started = time.perf_counter()
     model.train()
@@ -284,10 +286,7 @@ def train(model: CrossEncoder, rows: list[dict], schemas: dict[str, Any], args: 
                 loss.item(),
                 time.perf_counter() - started,
             )
-    arrays = {}
-    for name, a in model.adapters.items():
-        arrays[f"{name}.A"] = a.A.detach().numpy().astype(np.float16)
-        arrays[f"{name}.B"] = (a.B.detach() * a.scale).numpy().astype(np.float16)
+    arrays = adapter_arrays(model.adapters)
     arrays["head.weight"] = model.head.weight.detach().numpy()
     arrays["head.bias"] = model.head.bias.detach().numpy()
     args.out.parent.mkdir(parents=True, exist_ok=True)
