@@ -215,15 +215,16 @@ def build_prompt(
     named = _named_columns(question, db, names)
     limit: int | None = None  # other columns shown per table (None: all of them)
 
-    def render() -> tuple[str, int]:
-        hidden = _hidden(db, kept, named, limit)
+    def render(columns: int | None) -> tuple[str, int]:
+        """The user text and its tokens with at most `columns` other columns per table."""
+        hidden = _hidden(db, kept, named, columns)
         text = _user_text(
             question, db, kept, shown_examples, sample, rows, config, described, hidden
         )
         return text, approx_tokens(SYSTEM_PROMPT) + approx_tokens(text)
 
     while True:
-        user, tokens = render()
+        user, tokens = render(limit)
         if tokens <= config.budget_tokens:
             break
         if described:
@@ -247,15 +248,9 @@ def build_prompt(
                 f"only the columns it cannot leave out; budget_tokens is {config.budget_tokens}"
             )
     if limit is not None:  # the most other columns per table that fit (`limit` does)
-
-        def fits(columns: int) -> bool:
-            nonlocal limit
-            limit = columns
-            return render()[1] <= config.budget_tokens
-
         most = max(len(c) for c in _cuttable(db, kept, named).values())
-        limit = _largest(limit, most, fits)
-        user, tokens = render()
+        limit = _largest(limit, most, lambda k: render(k)[1] <= config.budget_tokens)
+        user, tokens = render(limit)
     hidden = _hidden(db, kept, named, limit)
     cuts = PromptCuts(
         descriptions_dropped=_has_descriptions(db, names) and not described,
