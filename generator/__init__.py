@@ -32,49 +32,103 @@ Errors (`generator.errors`)::
     └── RetrievalNeededError   no database named and no retriever
 """
 
-from generator.candidates import SamplingPlan, generate_candidates, generate_one
-from generator.critic import (
-    ActorCriticConfig,
-    ActorCriticResult,
-    Attempt,
-    actor_critic,
-    expected_accuracy,
-    llm_critic,
+from typing import TYPE_CHECKING
+
+import lazy_loader
+
+if TYPE_CHECKING:
+    from generator.candidates import SamplingPlan, generate_candidates, generate_one
+    from generator.critic import (
+        ActorCriticConfig,
+        ActorCriticResult,
+        Attempt,
+        actor_critic,
+        expected_accuracy,
+        llm_critic,
+    )
+    from generator.critique import CritiqueConfig, multi_sample_critique
+    from generator.errors import (
+        GeneratorConfigError,
+        GeneratorError,
+        NoDataError,
+        PromptBudgetError,
+        RetrievalNeededError,
+    )
+    from generator.execution import (
+        Candidate,
+        Executed,
+        Runner,
+        cached_runner,
+        database_runner,
+        result_key,
+        run_candidates,
+        sqlite_runner,
+    )
+    from generator.extract import extract_sql
+    from generator.linking import Linking, link_tables
+    from generator.prompt import FewShot, Prompt, PromptConfig, PromptCuts, build_prompt
+    from generator.reranking import TestCaseConfig, rerank_by_tests
+    from generator.service import GenerateRequest, GenerateResult, generate
+    from generator.strategies import (
+        DEFAULT_STRATEGY,
+        STRATEGIES,
+        GenerationConfig,
+        GenerationResult,
+        Models,
+        generate_sql,
+    )
+    from generator.testdb import TestDatabase, build_test_database
+    from generator.verdicts import parse_index, parse_verdict
+    from generator.voting import Selection, VoterSets, fine_grained_vote, naive_vote, random_choice
+
+__getattr__, __dir__, _ = lazy_loader.attach(
+    __name__,
+    submod_attrs={
+        "candidates": ["SamplingPlan", "generate_candidates", "generate_one"],
+        "critic": [
+            "ActorCriticConfig",
+            "ActorCriticResult",
+            "Attempt",
+            "actor_critic",
+            "expected_accuracy",
+            "llm_critic",
+        ],
+        "critique": ["CritiqueConfig", "multi_sample_critique"],
+        "errors": [
+            "GeneratorConfigError",
+            "GeneratorError",
+            "NoDataError",
+            "PromptBudgetError",
+            "RetrievalNeededError",
+        ],
+        "execution": [
+            "Candidate",
+            "Executed",
+            "Runner",
+            "cached_runner",
+            "database_runner",
+            "result_key",
+            "run_candidates",
+            "sqlite_runner",
+        ],
+        "extract": ["extract_sql"],
+        "linking": ["Linking", "link_tables"],
+        "prompt": ["FewShot", "Prompt", "PromptConfig", "PromptCuts", "build_prompt"],
+        "reranking": ["TestCaseConfig", "rerank_by_tests"],
+        "service": ["GenerateRequest", "GenerateResult", "generate"],
+        "strategies": [
+            "DEFAULT_STRATEGY",
+            "STRATEGIES",
+            "GenerationConfig",
+            "GenerationResult",
+            "Models",
+            "generate_sql",
+        ],
+        "testdb": ["TestDatabase", "build_test_database"],
+        "verdicts": ["parse_index", "parse_verdict"],
+        "voting": ["Selection", "VoterSets", "fine_grained_vote", "naive_vote", "random_choice"],
+    },
 )
-from generator.critique import CritiqueConfig, multi_sample_critique
-from generator.errors import (
-    GeneratorConfigError,
-    GeneratorError,
-    NoDataError,
-    PromptBudgetError,
-    RetrievalNeededError,
-)
-from generator.execution import (
-    Candidate,
-    Executed,
-    Runner,
-    cached_runner,
-    database_runner,
-    result_key,
-    run_candidates,
-    sqlite_runner,
-)
-from generator.extract import extract_sql
-from generator.linking import Linking, link_tables
-from generator.prompt import FewShot, Prompt, PromptConfig, PromptCuts, build_prompt
-from generator.reranking import TestCaseConfig, rerank_by_tests
-from generator.service import GenerateRequest, GenerateResult, generate
-from generator.strategies import (
-    DEFAULT_STRATEGY,
-    STRATEGIES,
-    GenerationConfig,
-    GenerationResult,
-    Models,
-    generate_sql,
-)
-from generator.testdb import TestDatabase, build_test_database
-from generator.verdicts import parse_index, parse_verdict
-from generator.voting import Selection, VoterSets, fine_grained_vote, naive_vote, random_choice
 
 __all__ = [
     "DEFAULT_STRATEGY",

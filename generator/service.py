@@ -25,6 +25,7 @@ from typing import Any, Protocol
 
 from generator.errors import GeneratorConfigError, GeneratorError, RetrievalNeededError
 from generator.execution import database_runner, outcome_summary
+from generator.limits import MAX_QUESTION_CHARS
 from generator.prompt import FewShot
 from generator.strategies import (
     DEFAULT_STRATEGY,
@@ -38,8 +39,6 @@ from providers import UsageMeter
 from retriever.result import Example, RetrievalResult
 from schemagraph import Catalog, Database, compact_text
 from schemagraph.sql import Limits
-
-MAX_QUESTION_CHARS = 4000
 
 
 class SchemaRetriever(Protocol):

@@ -15,6 +15,7 @@ import numpy as np
 
 from providers.embedding import Embedder, Vectors, normalize_rows
 from providers.errors import ConfigurationError, MissingDependencyError
+from providers.precision import PRECISIONS
 
 __all__ = [
     "ADAPTERS_DIR",
@@ -29,10 +30,6 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 MINILM_DIM = 384
-#: "fp32"; "bf16": matrix products in bfloat16, 1.6x faster on CPUs with native bfloat16
-#: (AVX512-BF16, AMX) at a cosine of 0.99998 with fp32, slower elsewhere; "auto": bf16 when the
-#: CPU has it natively, else fp32.
-PRECISIONS = ("auto", "fp32", "bf16")
 #: the adapters for schema routing schemarag ships (`providers.schema_adapters`), one file per
 #: version: ``minilm+schema-vN``; earlier versions stay, for the indexes built with them
 ADAPTERS_DIR = Path(__file__).resolve().parent / "adapters"
@@ -125,6 +122,29 @@ def _packed(model: Any, path: Path, adapters: Path | None, precision: str) -> An
         return _PACKED[key]
 
 
+#: "torch": sentence-transformers' model (packed, `providers.packed_bert`); "numpy": the same
+#: model in NumPy (`providers.numpy_minilm`), quick to load
+ENGINES = ("torch", "numpy")
+#: the most texts a call embeds in NumPy on the "numpy" engine (a schema vocabulary of 2,600
+#: names, when no cache holds it, takes torch's load and a second, against tens of seconds)
+NUMPY_TEXTS = 64
+_NUMPY: dict[tuple[str, str], Any] = {}
+
+
+def _numpy_model(path: Path, adapters: Path | None) -> Any:
+    """The model of `path` in NumPy, or None when it is not the pipeline NumPy computes."""
+    key = (str(path), str(adapters or ""))
+    with _MODELS_LOCK:
+        if key not in _NUMPY:
+            numpy_minilm = importlib.import_module("providers.numpy_minilm")
+            started = time.perf_counter()
+            _NUMPY[key] = (
+                numpy_minilm.NumpyBert(path, adapters) if numpy_minilm.supports(path) else None
+            )
+            log.info("loaded MiniLM in NumPy in %.2fs", time.perf_counter() - started)
+        return _NUMPY[key]
+
+
 class MiniLMEmbedder:
     """An `Embedder` on sentence-transformers' all-MiniLM-L6-v2: 384 dimensions, normalized.
 
@@ -138,7 +158,10 @@ class MiniLMEmbedder:
     packed (see `providers.packed_bert`), others through sentence-transformers. ``adapters``:
     an .npz of low-rank updates merged into the weights at load (`providers.schema_adapters`;
     ``make_embedder("minilm+schema")`` gives the shipped ones); the name then ends in
-    ``+`` and the file's stem.
+    ``+`` and the file's stem. ``engine``: "torch", or "numpy" for a process that embeds a
+    few texts and exits: calls of at most `NUMPY_TEXTS` texts run in NumPy
+    (`providers.numpy_minilm`, fp32) without loading torch; larger ones, where the load pays
+    for itself, and models that are not the BERT pipeline NumPy computes run in torch.
     """
 
     #: queries are embedded as documents: a batch of queries may go through `embed_documents`
@@ -152,6 +175,7 @@ class MiniLMEmbedder:
         device: str = "cpu",
         precision: str = "auto",
         adapters: str | Path | None = None,
+        engine: str = "torch",
     ) -> None:
         if batch_size < 1:
             raise ConfigurationError(f"batch_size must be >= 1, got {batch_size}")
@@ -159,6 +183,8 @@ class MiniLMEmbedder:
             raise ConfigurationError(
                 f"precision must be one of {', '.join(PRECISIONS)}, got {precision!r}"
             )
+        if engine not in ENGINES:
+            raise ConfigurationError(f"engine must be one of {', '.join(ENGINES)}, got {engine!r}")
         path = Path(model_path) if model_path is not None else default_minilm_path()
         if not (path / "config.json").is_file():
             raise ConfigurationError(
@@ -173,6 +199,7 @@ class MiniLMEmbedder:
         self._batch_size = batch_size
         self._device = device
         self._precision = precision
+        self._engine = engine
         self._name = (
             "minilm:all-MiniLM-L6-v2" if model_path is None else f"minilm:{path.resolve().name}"
         )
@@ -206,7 +233,23 @@ class MiniLMEmbedder:
             device=self._device,
             precision=precision,
             adapters=self._adapters,
+            engine=self._engine,
         )
+
+    def with_engine(self, engine: str) -> MiniLMEmbedder:
+        """The same model on another engine ("torch" or "numpy")."""
+        return MiniLMEmbedder(
+            model_path=self._model_path,
+            batch_size=self._batch_size,
+            device=self._device,
+            precision=self._precision,
+            adapters=self._adapters,
+            engine=engine,
+        )
+
+    @property
+    def engine(self) -> str:
+        return self._engine
 
     def load(self) -> None:
         """Load the model now rather than on the first embedding call."""
@@ -217,6 +260,11 @@ class MiniLMEmbedder:
             raise ConfigurationError("texts must be a sequence of strings, not one string")
         if not texts:
             return np.zeros((0, MINILM_DIM), dtype=np.float32)
+        if self._engine == "numpy" and len(texts) <= NUMPY_TEXTS and self._device == "cpu":
+            numpy_model = _numpy_model(self._path, self._adapters)
+            if numpy_model is not None:
+                vectors: Vectors = numpy_model.encode(list(texts))
+                return vectors
         model = _load(self._path, self._device, self._adapters)
         packed = (
             _packed(model, self._path, self._adapters, self.precision)

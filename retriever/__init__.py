@@ -24,16 +24,42 @@ Modules, each named after what it does:
 Errors: `RetrieverError` and its subclasses (`retriever.errors`).
 """
 
-from retriever.bench import check_leakage, ensure_index, run_recall
-from retriever.completion import complete_tables, fk_adjacency
-from retriever.datasets import DATASETS, BenchDataset, BenchQuestion, load_dataset, load_files
-from retriever.errors import BenchmarkDataError, LeakageError, RetrieverError, StoreNotReadyError
-from retriever.fusion import DEFAULT_WEIGHTS, FusionWeights
-from retriever.knowledge import KnowledgeBase, QuestionHit
-from retriever.metrics import METRIC_KEYS, Ranking, recall
-from retriever.result import Example, RankedDatabase, RankedTable, RetrievalResult
-from retriever.retriever import ABSTAIN_THRESHOLD, Prepared, Retriever
-from retriever.tables import TableEntry, entries_from_catalog
+from typing import TYPE_CHECKING
+
+import lazy_loader
+
+if TYPE_CHECKING:
+    from retriever.bench import check_leakage, ensure_index, run_recall
+    from retriever.completion import complete_tables, fk_adjacency
+    from retriever.datasets import DATASETS, BenchDataset, BenchQuestion, load_dataset, load_files
+    from retriever.errors import (
+        BenchmarkDataError,
+        LeakageError,
+        RetrieverError,
+        StoreNotReadyError,
+    )
+    from retriever.fusion import DEFAULT_WEIGHTS, FusionWeights
+    from retriever.knowledge import KnowledgeBase, QuestionHit
+    from retriever.metrics import METRIC_KEYS, Ranking, recall
+    from retriever.result import Example, RankedDatabase, RankedTable, RetrievalResult
+    from retriever.retriever import ABSTAIN_THRESHOLD, Prepared, Retriever
+    from retriever.tables import TableEntry, entries_from_catalog
+
+__getattr__, __dir__, _ = lazy_loader.attach(
+    __name__,
+    submod_attrs={
+        "bench": ["check_leakage", "ensure_index", "run_recall"],
+        "completion": ["complete_tables", "fk_adjacency"],
+        "datasets": ["DATASETS", "BenchDataset", "BenchQuestion", "load_dataset", "load_files"],
+        "errors": ["BenchmarkDataError", "LeakageError", "RetrieverError", "StoreNotReadyError"],
+        "fusion": ["DEFAULT_WEIGHTS", "FusionWeights"],
+        "knowledge": ["KnowledgeBase", "QuestionHit"],
+        "metrics": ["METRIC_KEYS", "Ranking", "recall"],
+        "result": ["Example", "RankedDatabase", "RankedTable", "RetrievalResult"],
+        "retriever": ["ABSTAIN_THRESHOLD", "Prepared", "Retriever"],
+        "tables": ["TableEntry", "entries_from_catalog"],
+    },
+)
 
 __all__ = [
     "ABSTAIN_THRESHOLD",

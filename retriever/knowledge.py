@@ -80,8 +80,6 @@ class KnowledgeBase:
         `in_memory`: search the questions from memory (default: for an embedded store).
         `lock_wait_s`: how long to wait for a build folder another process has open (server
         workers loading the same build take turns; each holds it for the seconds it reads)."""
-        from qdrant_client import QdrantClient
-
         location = (
             store
             if isinstance(store, StoreLocation)
@@ -114,6 +112,8 @@ class KnowledgeBase:
             questions = location.collection_name(QUESTIONS, build_id)
             tables = location.collection_name(TABLES, build_id)
         else:
+            from qdrant_client import QdrantClient
+
             # The collections of the build CURRENT names, not the aliases: a build moves the
             # aliases first, and a server searching through them would mix the new build's
             # questions with the tables it read from the old one until it reloads.

@@ -16,62 +16,129 @@ results. Modules, each named after what it does:
 - `errors`    `SqlError` and its subclasses, for user mistakes only.
 """
 
-from schemagraph.sql.compare import (
-    CompareMode,
-    bird_result_eq,
-    gold_orders_rows,
-    relaxed_result_eq,
-    results_match,
-    spider_result_eq,
+from typing import TYPE_CHECKING
+
+import lazy_loader
+
+if TYPE_CHECKING:
+    from schemagraph.sql.compare import (
+        CompareMode,
+        bird_result_eq,
+        gold_orders_rows,
+        relaxed_result_eq,
+        results_match,
+        spider_result_eq,
+    )
+    from schemagraph.sql.errors import (
+        DatabaseFileError,
+        EvalInputError,
+        LimitsError,
+        SqlError,
+        SqlParseError,
+    )
+    from schemagraph.sql.evaluate import (
+        CaseResult,
+        EvalCase,
+        EvalOptions,
+        EvalReport,
+        LevelScore,
+        evaluate_cases,
+        evaluate_files,
+        load_cases,
+        remove_distinct,
+    )
+    from schemagraph.sql.execute import (
+        DEFAULT_LIMITS,
+        ErrorKind,
+        Limits,
+        QueryEngine,
+        QueryError,
+        QueryOutcome,
+        QueryResult,
+        SqliteEngine,
+        execute,
+        read_only_authorizer,
+    )
+    from schemagraph.sql.guard import Accepted, Refusal, RefusalRule, check_sql, is_allowed
+    from schemagraph.sql.hardness import (
+        Hardness,
+        HardnessCounts,
+        classify_hardness,
+        hardness_counts,
+        spider_hardness,
+    )
+    from schemagraph.sql.live_engine import (
+        LiveEngine,
+        close_engines,
+        database_names,
+        live_engine,
+        run_on_server,
+        runs_queries,
+        translate,
+    )
+    from schemagraph.sql.tables import columns_in_sql, tables_in_sql, tables_in_tree
+
+__getattr__, __dir__, _ = lazy_loader.attach(
+    __name__,
+    submod_attrs={
+        "compare": [
+            "CompareMode",
+            "bird_result_eq",
+            "gold_orders_rows",
+            "relaxed_result_eq",
+            "results_match",
+            "spider_result_eq",
+        ],
+        "errors": [
+            "DatabaseFileError",
+            "EvalInputError",
+            "LimitsError",
+            "SqlError",
+            "SqlParseError",
+        ],
+        "evaluate": [
+            "CaseResult",
+            "EvalCase",
+            "EvalOptions",
+            "EvalReport",
+            "LevelScore",
+            "evaluate_cases",
+            "evaluate_files",
+            "load_cases",
+            "remove_distinct",
+        ],
+        "execute": [
+            "DEFAULT_LIMITS",
+            "ErrorKind",
+            "Limits",
+            "QueryEngine",
+            "QueryError",
+            "QueryOutcome",
+            "QueryResult",
+            "SqliteEngine",
+            "execute",
+            "read_only_authorizer",
+        ],
+        "guard": ["Accepted", "Refusal", "RefusalRule", "check_sql", "is_allowed"],
+        "hardness": [
+            "Hardness",
+            "HardnessCounts",
+            "classify_hardness",
+            "hardness_counts",
+            "spider_hardness",
+        ],
+        "live_engine": [
+            "LiveEngine",
+            "close_engines",
+            "database_names",
+            "live_engine",
+            "run_on_server",
+            "runs_queries",
+            "translate",
+        ],
+        "tables": ["columns_in_sql", "tables_in_sql", "tables_in_tree"],
+    },
 )
-from schemagraph.sql.errors import (
-    DatabaseFileError,
-    EvalInputError,
-    LimitsError,
-    SqlError,
-    SqlParseError,
-)
-from schemagraph.sql.evaluate import (
-    CaseResult,
-    EvalCase,
-    EvalOptions,
-    EvalReport,
-    LevelScore,
-    evaluate_cases,
-    evaluate_files,
-    load_cases,
-    remove_distinct,
-)
-from schemagraph.sql.execute import (
-    DEFAULT_LIMITS,
-    ErrorKind,
-    Limits,
-    QueryEngine,
-    QueryError,
-    QueryOutcome,
-    QueryResult,
-    SqliteEngine,
-    execute,
-    read_only_authorizer,
-)
-from schemagraph.sql.guard import Accepted, Refusal, RefusalRule, check_sql, is_allowed
-from schemagraph.sql.hardness import (
-    Hardness,
-    HardnessCounts,
-    classify_hardness,
-    hardness_counts,
-    spider_hardness,
-)
-from schemagraph.sql.live_engine import (
-    LiveEngine,
-    close_engines,
-    database_names,
-    live_engine,
-    run_on_server,
-    runs_queries,
-    translate,
-)
-from schemagraph.sql.tables import columns_in_sql, tables_in_sql, tables_in_tree
 
 __all__ = [
     "DEFAULT_LIMITS",

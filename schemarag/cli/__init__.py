@@ -1,8 +1,10 @@
 """The `schemarag` command line.
 
 Each command group lives in its own module with a `register(subparsers)` function that adds its
-parsers and sets `func` to a handler `(args) -> int`. User mistakes raise one of the packages'
-error roots and are printed as one line, never as a traceback.
+parsers and sets `func` to a handler `(args) -> int`. Only the module of the command being run
+is imported (`COMMANDS` names them), so `--version`, `--help` and light commands start without
+loading models, Qdrant or the web stack. User mistakes raise one of the packages' error roots
+and are printed as one line, never as a traceback.
 """
 
 from __future__ import annotations
@@ -11,16 +13,15 @@ import argparse
 import logging
 import sys
 from collections.abc import Sequence
+from importlib import import_module
 from importlib.metadata import PackageNotFoundError, version
 
-from schemarag.cli import ask, bench, catalog, demo, index, retrieve, serve, sql
-from schemarag.cli.common import Parser, UsageError, check_outputs
-from schemarag.errors import USER_ERRORS
-
-CLI_ERRORS: tuple[type[Exception], ...] = (*USER_ERRORS, UsageError)
+from schemarag.cli.common import COMMANDS, Parser, UsageError, check_outputs
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The parser with every command's full options, or, given `command`, with that command's
+    options and a one-line entry for each other command (enough for `--help`)."""
     parser = Parser(
         prog="schemarag",
         description="Schema retrieval and text-to-SQL over many databases.",
@@ -32,22 +33,32 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("-v", "--verbose", action="store_true", help="log at INFO level")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
-    for module in (catalog, index, retrieve, serve, ask, bench, sql, demo):
-        module.register(sub)
+    modules = dict.fromkeys(
+        module for name, (module, _) in COMMANDS.items() if command in (None, name)
+    )
+    for name, (module, summary) in COMMANDS.items():
+        if module not in modules:
+            sub.add_parser(name, help=summary)
+    for module in modules:
+        import_module(f"schemarag.cli.{module}").register(sub)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    arguments = sys.argv[1:] if argv is None else list(argv)
+    parser = build_parser(next((a for a in arguments if not a.startswith("-")), ""))
+    args = parser.parse_args(arguments)
     logging.basicConfig(
         level=logging.INFO if args.verbose else logging.WARNING,
         format="%(levelname)s %(name)s: %(message)s",
     )
+    from schemarag.errors import USER_ERRORS
+
+    errors: tuple[type[Exception], ...] = (*USER_ERRORS, UsageError)
     try:
         check_outputs(args)
         return int(args.func(args) or 0)
-    except CLI_ERRORS as exc:
+    except errors as exc:
         print(f"schemarag: error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

@@ -29,7 +29,7 @@ from generator import (
 from generator.reranking import TestCaseConfig
 from generator.service import SchemaRetriever
 from providers import UsageMeter
-from schemarag.cli.common import load, print_json, question_text
+from schemarag.cli.common import add_command, load, print_json, question_text
 from schemarag.samples import SAMPLE_SOURCE
 from schemarag.settings import Settings
 
@@ -41,7 +41,7 @@ NO_LLM = (
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    parser = sub.add_parser("ask", help="generate SQL for a question (needs an LLM)")
+    parser = add_command(sub, "ask")
     parser.add_argument("question", type=question_text, help="the question, in quotes")
     parser.add_argument("--db", default=None, metavar="ID", help="database id (else: retrieval)")
     parser.add_argument(

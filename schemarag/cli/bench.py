@@ -27,14 +27,14 @@ from retriever.datasets import BenchDataset, stratified_sample
 from schemagraph.errors import SchemaGraphError
 from schemagraph.sources import apply_overlay
 from schemarag.cli.bench_generation import register_bench_commands
-from schemarag.cli.common import add_output, add_precision
+from schemarag.cli.common import add_command, add_output, add_precision
 from schemarag.cli.index import progress_printer
 from schemarag.cli.retrieve import make_query_embedder
 from schemarag.settings import Settings
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    bench = sub.add_parser("bench", help="benchmarks")
+    bench = add_command(sub, "bench")
     bench_sub = bench.add_subparsers(dest="bench_command", metavar="COMMAND", required=True)
     register_bench_commands(bench_sub)
     recall = bench_sub.add_parser(

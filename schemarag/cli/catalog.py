@@ -20,6 +20,7 @@ from schemagraph import (
     sample_database,
 )
 from schemarag.cli.common import (
+    add_command,
     add_sources,
     add_traversal_options,
     load_sources,
@@ -29,7 +30,7 @@ from schemarag.cli.common import (
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    catalog = sub.add_parser("catalog", help="inspect the databases of sources")
+    catalog = add_command(sub, "catalog")
     catalog_sub = catalog.add_subparsers(dest="catalog_command", metavar="COMMAND", required=True)
     show = catalog_sub.add_parser("show", help="databases, tables, columns and foreign keys")
     add_sources(show)
@@ -37,7 +38,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     show.add_argument("--json", action="store_true", help="print JSON")
     show.set_defaults(func=cmd_show)
 
-    graph = sub.add_parser("graph", help="the schema graph and its traversals")
+    graph = add_command(sub, "graph")
     graph_sub = graph.add_subparsers(dest="graph_command", metavar="COMMAND", required=True)
     stats = graph_sub.add_parser("stats", help="node, edge and traversal counts")
     add_sources(stats)

@@ -8,11 +8,32 @@ import os
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
-from generator.service import MAX_QUESTION_CHARS
-from providers.minilm_embedder import PRECISIONS
-from schemagraph import Catalog, TraversalConfig, counted, load_catalog
+from generator.limits import MAX_QUESTION_CHARS
+from providers.precision import PRECISIONS
+
+if TYPE_CHECKING:
+    from schemagraph import Catalog, TraversalConfig
+
+#: command: (the module under `schemarag.cli` that registers it, its one-line help)
+COMMANDS = {
+    "catalog": ("catalog", "inspect the databases of sources"),
+    "graph": ("catalog", "the schema graph and its traversals"),
+    "index": ("index", "build and inspect the knowledge base"),
+    "retrieve": ("retrieve", "rank the databases and tables for a question"),
+    "serve": ("serve", "serve the retrieval HTTP API (FastAPI + uvicorn)"),
+    "ask": ("ask", "generate SQL for a question (needs an LLM)"),
+    "bench": ("bench", "benchmarks"),
+    "sql": ("sql", "run untrusted SQL safely, evaluate predictions"),
+    "demo": ("demo", "run the main job on the bundled sample databases"),
+}
+
+
+def add_command(sub: argparse._SubParsersAction, name: str) -> argparse.ArgumentParser:
+    """The parser of top-level command `name`, with its help from `COMMANDS`."""
+    parser: argparse.ArgumentParser = sub.add_parser(name, help=COMMANDS[name][1])
+    return parser
 
 
 class Parser(argparse.ArgumentParser):
@@ -153,6 +174,8 @@ def load(
 ) -> Catalog:
     """The catalog of `sources`; what the sources skipped is reported on stderr. Database URLs
     (`env:NAME` read from the environment) are restricted to `schemas` minus `exclude`."""
+    from schemagraph import counted, load_catalog
+
     catalog = load_catalog(sources, schemas=schemas, exclude=exclude, environ=os.environ)
     for problem in catalog.problems:
         print(f"schemarag: warning: {problem}", file=sys.stderr)
@@ -165,6 +188,8 @@ def load(
 
 
 def add_traversal_options(parser: argparse.ArgumentParser) -> None:
+    from schemagraph.traversals import TraversalConfig
+
     defaults = TraversalConfig()
     parser.add_argument(
         "--cutoff", type=int, default=defaults.cutoff, help="most tables per traversal"
@@ -182,6 +207,8 @@ def add_traversal_options(parser: argparse.ArgumentParser) -> None:
 
 
 def traversal_config(args: argparse.Namespace) -> TraversalConfig:
+    from schemagraph.traversals import TraversalConfig
+
     return TraversalConfig(
         cutoff=args.cutoff,
         max_per_database=args.max_per_database,

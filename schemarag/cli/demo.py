@@ -37,7 +37,7 @@ from schemagraph import (
     graph_stats,
     sample_database,
 )
-from schemarag.cli.common import load
+from schemarag.cli.common import add_command, load
 from schemarag.cli.retrieve import cached, make_query_embedder
 from schemarag.samples import SAMPLE_SOURCE, SPIDER_SAMPLE
 from schemarag.settings import Settings
@@ -50,7 +50,7 @@ QUESTIONS = (
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    demo = sub.add_parser("demo", help="run the main job on the bundled sample databases")
+    demo = add_command(sub, "demo")
     demo.add_argument("--traversals", type=int, default=2, help="traversals to print (default 2)")
     demo.add_argument(
         "--store", type=Path, default=Path(".schemarag/demo-store"), help="where to build"

@@ -32,6 +32,7 @@ from providers import (
     at_precision,
 )
 from schemarag.cli.common import (
+    add_command,
     add_output,
     add_precision,
     add_sources,
@@ -48,7 +49,7 @@ FAMILY_LINES = 20
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    index = sub.add_parser("index", help="build and inspect the knowledge base")
+    index = add_command(sub, "index")
     index_sub = index.add_subparsers(dest="index_command", metavar="COMMAND", required=True)
 
     build = index_sub.add_parser("build", help="build or update the knowledge base (incremental)")

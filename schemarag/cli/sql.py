@@ -32,14 +32,14 @@ from schemagraph.sql import (
     live_engine,
     tables_in_sql,
 )
-from schemarag.cli.common import UsageError, add_output, print_json
+from schemarag.cli.common import UsageError, add_command, add_output, print_json
 
 MAX_CELL_CHARS = 60
 GOLD_ERRORS_SHOWN = 10
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    sql = sub.add_parser("sql", help="run untrusted SQL safely, evaluate predictions")
+    sql = add_command(sub, "sql")
     sql_sub = sql.add_subparsers(dest="sql_command", metavar="COMMAND", required=True)
     _register_run(sql_sub)
     _register_eval(sql_sub)
