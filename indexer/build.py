@@ -27,6 +27,7 @@ import logging
 import multiprocessing
 import os
 import shutil
+import signal
 import time
 import uuid
 from collections import deque
@@ -76,6 +77,7 @@ from schemagraph import (
     table_fingerprint,
 )
 from schemagraph.families import collapse_families, find_families
+from schemagraph.parent_watch import exit_with_parent
 from schemagraph.twins import find_twins
 
 log = logging.getLogger(__name__)
@@ -249,6 +251,9 @@ def _build(
     timings["plan"] = time.perf_counter() - started
 
     previous = location.current()
+    if previous is not None and location.pending() == previous:
+        # stopped between publishing and clearing PENDING: that build is whole and served
+        location.set_pending(None)
     prev_keys: set[str] = set()
     prev_examples: dict[str, str] = {}
     served_examples: dict[str, str] = {}  # what the served build holds, for the report
@@ -534,6 +539,37 @@ def _forking(synthesizer: _ChunkSynthesizer) -> Iterator[None]:
         _forked = None
 
 
+def _synthesis_process_started(parent_pid: int) -> None:
+    """A synthesis process leaves SIGINT and SIGTERM to the build, which stops it (a terminal's
+    Ctrl-C, `timeout` and systemd signal the whole group), and ends by itself when the build's
+    process is gone (`schemagraph.parent_watch`; it is forked by the thread that runs the build,
+    which outlives it, so the kernel's death signal applies)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    exit_with_parent(parent_pid, kernel=True)
+
+
+def _stop_processes_unless_done(
+    pool: ProcessPoolExecutor,
+) -> Callable[[type[BaseException] | None, BaseException | None, Any], bool]:
+    """An exit callback that kills `pool`'s processes when the block ends by an exception (an
+    interrupt, a signal, an error): the chunks in flight are not waited for, since the journal
+    holds every chunk done. The pool's own exit then joins dead processes at once."""
+
+    def stop(kind: type[BaseException] | None, _exc: BaseException | None, _tb: Any) -> bool:
+        if kind is not None:
+            # concurrent.futures has no public way to kill a pool's processes before 3.14, and
+            # forgets them at shutdown: take them first
+            processes = list((getattr(pool, "_processes", None) or {}).values())
+            for process in processes:
+                with contextlib.suppress(OSError, ValueError, AttributeError):
+                    process.kill()
+            pool.shutdown(wait=False, cancel_futures=True)
+        return False
+
+    return stop
+
+
 def _run_forked(chunk: list[str]) -> ChunkResult:
     assert _forked is not None
     return _forked.run(chunk)
@@ -554,8 +590,14 @@ def _in_processes(
     stack.enter_context(limited_threads(cores))
     stack.enter_context(_forking(synthesizer))
     pool = stack.enter_context(
-        ProcessPoolExecutor(processes, mp_context=multiprocessing.get_context("fork"))
+        ProcessPoolExecutor(
+            processes,
+            mp_context=multiprocessing.get_context("fork"),
+            initializer=_synthesis_process_started,
+            initargs=(os.getpid(),),
+        )
     )
+    stack.push(_stop_processes_unless_done(pool))
     window: deque[Future[ChunkResult]] = deque()
     pending = iter(chunks)
     for chunk in itertools.islice(pending, 2 * processes):

@@ -18,7 +18,10 @@ build resumes it.
 One builder at a time: a build holds an exclusive OS lock (`flock`) on `PATH/build.lock` (the
 state folder's, for a server store) from start to end. The kernel drops it when the process
 ends, however it ends, so a killed build never leaves a stale lock; a second build fails at once
-and names the holder.
+and names the holder. The lock belongs to the open file, which every copy of its descriptor
+shares, so a process forked while it is held (a build's synthesis processes) would hold it too,
+after the build is gone: a forked child closes its copy at once (that leaves the parent's lock
+alone; unlocking would not).
 """
 
 from __future__ import annotations
@@ -31,7 +34,7 @@ import shutil
 import socket
 import tempfile
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -182,6 +185,20 @@ class StoreLocation:
         return doomed
 
 
+_held_locks: set[int] = set()
+"""Descriptors of the build locks this process holds."""
+
+
+def _close_held_locks_after_fork() -> None:
+    for fd in _held_locks:
+        with suppress(OSError):
+            os.close(fd)
+    _held_locks.clear()
+
+
+os.register_at_fork(after_in_child=_close_held_locks_after_fork)
+
+
 @contextmanager
 def build_lock(location: StoreLocation) -> Iterator[None]:
     """Hold the store's build lock (see the module docstring) for the body of the block."""
@@ -194,12 +211,14 @@ def build_lock(location: StoreLocation) -> Iterator[None]:
             f"{where}: another build is running on this store ({holder}); "
             "wait for it to finish, or stop it"
         )
+    _held_locks.add(fd)
     try:
         started = datetime.now(UTC).isoformat(timespec="seconds")
         os.ftruncate(fd, 0)
         os.write(fd, f"pid {os.getpid()} on {socket.gethostname()}, since {started}".encode())
         yield
     finally:
+        _held_locks.discard(fd)
         os.ftruncate(fd, 0)
         os.close(fd)
 

@@ -34,6 +34,8 @@ from collections.abc import Callable
 from multiprocessing.connection import Connection
 from typing import Any, TypeVar
 
+from schemagraph.parent_watch import exit_with_parent
+
 MAX_IDLE = 4
 STARTUP_TIMEOUT_S = 60.0
 KILL_GRACE_S = 0.2
@@ -62,7 +64,15 @@ class _Worker:
         caller_reads, worker_writes = os.pipe()
         env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
         self._process = subprocess.Popen(
-            [sys.executable, "-c", _WORKER_MAIN, str(worker_reads), str(worker_writes), preload],
+            [
+                sys.executable,
+                "-c",
+                _WORKER_MAIN,
+                str(worker_reads),
+                str(worker_writes),
+                preload,
+                str(os.getpid()),
+            ],
             pass_fds=(worker_reads, worker_writes),
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
@@ -107,16 +117,26 @@ class _Worker:
     def wait(self) -> None:
         self._process.wait()
 
+    def detach(self) -> None:
+        """Close this process's ends of the pipes, leaving the worker to whoever else has them
+        (a forked child's copy of its parent's worker)."""
+        self._sender.close()
+        self._receiver.close()
+
 
 _idle: list[_Worker] = []
 _lock = threading.Lock()
 
 
 def _forget_workers_after_fork() -> None:
-    """A forked child (a build's synthesis process) starts its own workers: the parent's pipes
-    and processes stay the parent's."""
+    """A forked child (a build's synthesis process) starts its own workers: the parent's
+    processes stay the parent's, and the child closes its copies of their pipes, so that a worker
+    sees the end of its pipe when the parent ends."""
     global _lock
     _lock = threading.Lock()
+    for worker in _idle:
+        with contextlib.suppress(OSError):
+            worker.detach()
     _idle.clear()
 
 
@@ -135,10 +155,12 @@ def call_with_deadline(function: Callable[..., T], args: tuple[Any, ...], timeou
     try:
         result = worker.call(function, args, timeout_s)
     except BaseException as exc:
-        if isinstance(exc, Exception) and not isinstance(exc, DeadlinePassed | WorkerDied):
+        if not isinstance(exc, Exception):
+            worker.kill()  # the caller was interrupted mid-call (Ctrl-C, SIGTERM): it is leaving
+        elif not isinstance(exc, DeadlinePassed | WorkerDied):
             _give_back(worker)  # the function raised; the worker is idle again
         else:
-            worker.kill()  # stuck, dead, or the caller was interrupted mid-call
+            worker.kill()  # stuck or dead
             replace = threading.Thread(
                 target=_replace, args=(worker, function.__module__), daemon=True
             )
@@ -171,12 +193,20 @@ def _replace(killed: _Worker, preload: str) -> None:
         _give_back(_Worker(preload))
 
 
-def serve(reads: str, writes: str, preload: str = "") -> None:
+def serve(reads: str, writes: str, preload: str = "", caller: str = "") -> None:
     """The worker's loop, on the pipes' file descriptors: imports `preload`, says it is ready,
-    then runs one call at a time until the caller closes its end."""
+    then runs one call at a time until the caller (pid `caller`) closes its end or is gone."""
+    # Ctrl-C and SIGTERM (sent to the whole group by a terminal, `timeout`, systemd) are the
+    # caller's to handle: it kills the worker of a call it abandons
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    if caller:
+        # a query can run for minutes between two reads of the pipe: watch the caller meanwhile
+        # (a thread, not the kernel's death signal: the caller may start workers from a thread
+        # that ends at once, `_replace`)
+        exit_with_parent(int(caller))
     receiver = Connection(int(reads), writable=False)
     sender = Connection(int(writes), readable=False)
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the caller's to handle
     if preload:
         with contextlib.suppress(ImportError):  # the call will say why, as if not preloaded
             importlib.import_module(preload)

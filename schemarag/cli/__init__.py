@@ -27,7 +27,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         description="Schema retrieval and text-to-SQL over many databases.",
         epilog="Exit status: 0 done; 1 the command ran and its answer is negative (no index yet, "
         "a query refused or failed); 2 bad input or a missing prerequisite (one line on stderr "
-        "names it); 130 interrupted.",
+        "names it); 130 interrupted (SIGINT, Ctrl-C); 143 terminated (SIGTERM).",
     )
     parser.add_argument("--version", action="version", version=f"schemarag {_version()}")
     parser.add_argument("-v", "--verbose", action="store_true", help="log at INFO level")
@@ -52,9 +52,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         level=logging.INFO if args.verbose else logging.WARNING,
         format="%(levelname)s %(name)s: %(message)s",
     )
+    from schemarag.cli.stopping import Terminated, raise_on_sigterm
     from schemarag.errors import USER_ERRORS
 
     errors: tuple[type[Exception], ...] = (*USER_ERRORS, UsageError)
+    restore = raise_on_sigterm()
     try:
         check_outputs(args)
         return int(args.func(args) or 0)
@@ -64,8 +66,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("schemarag: interrupted", file=sys.stderr)
         return 130
+    except Terminated:
+        print("schemarag: terminated (SIGTERM)", file=sys.stderr)
+        return 143
     except BrokenPipeError:
         return 0
+    finally:
+        restore()
 
 
 def _version() -> str:

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 from indexer import StoreLocation
 from providers import LLM, ConfigurationError, Embedder, MissingDependencyError, ProviderCache
 from retriever import ABSTAIN_THRESHOLD
+from schemagraph.parent_watch import exit_with_parent
 from schemarag.cli.common import add_command
 from schemarag.settings import Settings
 
@@ -88,6 +89,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 #: the options a worker process rebuilds its app from (see the module docstring)
 ARGS_ENV = "SCHEMARAG_SERVE_ARGS"
+SUPERVISOR = "supervisor_pid"
 _WORKER_ARGS = (
     "store",
     "collection",
@@ -169,7 +171,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
         make_generation(settings, args.source)
         if args.pool:
             settings.llm(args.pool)
-        os.environ[ARGS_ENV] = json.dumps({name: getattr(args, name) for name in _WORKER_ARGS})
+        options = {name: getattr(args, name) for name in _WORKER_ARGS}
+        os.environ[ARGS_ENV] = json.dumps({**options, SUPERVISOR: os.getpid()})
     print(
         f"schemarag: serving {where} on http://{args.host}:{args.port} "
         f"(API key {'required' if settings.api_key else 'off'}"
@@ -186,8 +189,13 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 
 def worker_app() -> FastAPI:
-    """The app of one `--workers` process, from the options in `SCHEMARAG_SERVE_ARGS`."""
-    args = argparse.Namespace(**json.loads(os.environ[ARGS_ENV]))
+    """The app of one `--workers` process, from the options in `SCHEMARAG_SERVE_ARGS`. The
+    process ends by itself when the supervisor is gone (killed: a stopped supervisor stops its
+    workers itself)."""
+    options = json.loads(os.environ[ARGS_ENV])
+    if (supervisor := options.pop(SUPERVISOR, None)) is not None:
+        exit_with_parent(supervisor)
+    args = argparse.Namespace(**options)
     return make_app(args, Settings.from_env())
 
 
