@@ -24,6 +24,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
+DEMO_STORE = REPO / ".schemarag/demo-store"
 SINGER_DB = "schemarag/samples/spider/database/concert_singer/concert_singer.sqlite"
 COMMANDS: dict[str, list[str]] = {
     "--version": ["--version"],
@@ -42,15 +43,15 @@ COMMANDS: dict[str, list[str]] = {
         "--db",
         "concert_singer",
     ],
-    "retrieve": ["retrieve", "Which singers are from France?", "--store", ".schemarag/demo-store"],
+    "retrieve": ["retrieve", "Which singers are from France?", "--store", str(DEMO_STORE)],
 }
 
 
-def timed(argv: list[str], env: dict[str, str]) -> tuple[float, float]:
-    """Wall and CPU seconds of running `argv` to completion (it must exit 0)."""
+def timed(argv: list[str], cwd: Path) -> tuple[float, float]:
+    """Wall and CPU seconds of running `argv` in `cwd` to completion (it must exit 0)."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
-    subprocess.run(argv, cwd=REPO, env=env, check=True, stdout=subprocess.DEVNULL)
+    subprocess.run(argv, cwd=cwd, check=True, stdout=subprocess.DEVNULL)
     wall = time.perf_counter() - started
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
@@ -70,22 +71,22 @@ def main() -> int:
     parser.add_argument("--old", type=Path, help="another checkout to time beside this one")
     parser.add_argument("--json", type=Path, help="write the result here")
     args = parser.parse_args()
-    if not (REPO / ".schemarag/demo-store").is_dir():
+    if not DEMO_STORE.is_dir():
         print("bench_startup: no .schemarag/demo-store; run `make demo` first", file=sys.stderr)
         return 2
     load = os.getloadavg()[0]
     checkouts = {"new": REPO} | ({"old": args.old.resolve()} if args.old else {})
-    cases = [("python -c pass", "-", [sys.executable, "-c", "pass"], dict(os.environ))]
+    # `python -m` puts the working folder first on sys.path: each checkout runs from its own
+    cases = [("python -c pass", "-", [sys.executable, "-c", "pass"], REPO)]
     for label, folder in checkouts.items():
-        env = dict(os.environ, PYTHONPATH=str(folder))
         for name, argv in COMMANDS.items():
-            cases.append((name, label, [sys.executable, "-m", "schemarag", *argv], env))
-    for _, _, argv, env in cases:  # warm the page cache and the provider cache
-        timed(argv, env)
+            cases.append((name, label, [sys.executable, "-m", "schemarag", *argv], folder))
+    for _, _, argv, cwd in cases:  # warm the page cache and the provider cache
+        timed(argv, cwd)
     samples: dict[tuple[str, str], list[tuple[float, float]]] = {}
     for _ in range(args.runs):
-        for name, label, argv, env in cases:
-            samples.setdefault((name, label), []).append(timed(argv, env))
+        for name, label, argv, cwd in cases:
+            samples.setdefault((name, label), []).append(timed(argv, cwd))
     rows = [
         {
             "command": name,
