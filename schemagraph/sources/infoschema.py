@@ -184,6 +184,8 @@ def _csv_rows(file: Path, text: str) -> tuple[list[str], list[dict[str, str]]]:
         lines = [row for row in reader if any(cell.strip() for cell in row)]
     except csv.Error as exc:
         raise SourceError(f"{file}: not readable CSV ({exc}); {_HELP}") from None
+    if not lines:
+        raise SourceError(f"{file}: empty; {_HELP}, with a header row, or remove the file")
     header = [fold(clean(h)) for h in lines[0]]
     rows = [
         {key: value for key, value in zip(header, line, strict=False) if key} for line in lines[1:]

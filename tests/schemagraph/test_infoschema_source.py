@@ -339,6 +339,7 @@ def _bad_inputs(root: Path) -> list[tuple[str, str, str]]:
     _write_csv(root / "no_table.csv", ["column_name", "data_type"], [["a", "INT64"]])
     _write_csv(root / "unknown.csv", ["foo", "bar"], [["1", "2"]])
     (root / "empty.csv").write_text("\n\n")
+    (root / "commas.csv").write_text(",,,\n,,,\n")
     (root / "header_only.csv").write_text(",".join(COLUMNS) + "\n")
     (root / "broken.jsonl").write_text('{"table_name": "t", "column_name": "a"}\n{"table_name": \n')
     (root / "list.jsonl").write_text('["t", "a"]\n["t", "b"]\n')
@@ -349,6 +350,7 @@ def _bad_inputs(root: Path) -> list[tuple[str, str, str]]:
         (f"infoschema:{root / 'no_table.csv'}", "no_table.csv", "no table_name column"),
         (f"infoschema:{root / 'unknown.csv'}", "unknown.csv", "found: foo, bar"),
         (f"infoschema:{root / 'empty.csv'}", "empty.csv: empty", "with a header row"),
+        (f"infoschema:{root / 'commas.csv'}", "commas.csv: empty", "with a header row"),
         (
             f"infoschema:{root / 'header_only.csv'}",
             "header_only.csv: no columns",
