@@ -4,6 +4,9 @@ spider:DIR        a Spider/BIRD tables.json (file or folder), with database/<db>
 sqlite:PATH       one SQLite file or a folder of them, introspected
 ddl:PATH          .sql files of CREATE TABLE statements, one database per file; the dialect
                   may follow the kind: ddl[postgres]:PATH (default: inferred per file)
+infoschema:PATH   exports of INFORMATION_SCHEMA views (COLUMNS, COLUMN_FIELD_PATHS, TABLES, ...)
+                  as CSV or JSON lines, a file or a folder: one database per catalog, or per
+                  catalog and schema with infoschema[schema]:PATH, see `sources.infoschema`
 SCHEME://...      a live database server through a SQLAlchemy URL (postgresql://user@host/db,
                   duckdb:///file.duckdb, ...): one database per schema, see `sources.live`
 env:NAME          the URL held by environment variable NAME (so no password is on a command
@@ -23,6 +26,7 @@ from schemagraph.errors import SourceError
 from schemagraph.model import Catalog
 from schemagraph.sources.ddl import load_ddl
 from schemagraph.sources.docs import OVERLAYS, apply_overlay
+from schemagraph.sources.infoschema import load_infoschema
 from schemagraph.sources.live import load_live
 from schemagraph.sources.spider import load_spider
 from schemagraph.sources.sqlite import load_sqlite
@@ -31,6 +35,7 @@ __all__ = [
     "apply_overlay",
     "load_catalog",
     "load_ddl",
+    "load_infoschema",
     "load_live",
     "load_source",
     "load_spider",
@@ -38,7 +43,9 @@ __all__ = [
     "resolve_url",
 ]
 
-KINDS = ("spider", "sqlite", "ddl")
+KINDS = ("spider", "sqlite", "ddl", "infoschema")
+#: what the brackets after a kind may say: ddl[DIALECT], infoschema[catalog|schema]
+_INFOSCHEMA_SPLITS = ("catalog", "schema")
 _SPEC = re.compile(r"^(?P<kind>[a-z]+)(?:\[(?P<dialect>[a-z0-9_]+)\])?:(?P<path>.+)$")
 _ENV = re.compile(r"^env:(?P<name>[A-Za-z_][A-Za-z0-9_]*)$")
 
@@ -70,12 +77,23 @@ def load_source(
     if not match or match["kind"] not in KINDS:
         raise SourceError(
             f"bad source {spec!r}: write KIND:PATH with KIND one of {', '.join(KINDS)} "
-            "(e.g. spider:data/spider, sqlite:dbs/, ddl[postgres]:schema.sql), a database URL "
+            "(e.g. spider:data/spider, sqlite:dbs/, ddl[postgres]:schema.sql, "
+            "infoschema:columns.csv), a database URL "
             "(postgresql://user@host/db) or env:NAME"
         )
     kind, path, dialect = match["kind"], Path(match["path"]), match["dialect"]
+    if kind == "infoschema":
+        if dialect and dialect not in _INFOSCHEMA_SPLITS:
+            raise SourceError(
+                f"bad source {spec!r}: infoschema[...] says what one database is: "
+                "infoschema[catalog]:PATH (the default) or infoschema[schema]:PATH"
+            )
+        return load_infoschema(path, per_schema=dialect == "schema")
     if dialect and kind != "ddl":
-        raise SourceError(f"bad source {spec!r}: only ddl takes a dialect")
+        raise SourceError(
+            f"bad source {spec!r}: only ddl (a dialect) and infoschema (catalog or schema) take "
+            "brackets"
+        )
     if kind == "spider":
         return load_spider(path)
     if kind == "sqlite":
@@ -135,12 +153,12 @@ def load_catalog(
     if overlays and not specs:
         raise SourceError(
             "docs: and dbt: add descriptions to databases that other sources load; name at "
-            "least one KIND:PATH (spider:, sqlite:, ddl:) or a database URL too"
+            "least one KIND:PATH (spider:, sqlite:, ddl:, infoschema:) or a database URL too"
         )
     if not specs:
         raise SourceError(
-            "no source given: name at least one KIND:PATH (spider:, sqlite:, ddl:) or a database "
-            "URL"
+            "no source given: name at least one KIND:PATH (spider:, sqlite:, ddl:, infoschema:) or "
+            "a database URL"
         )
     live = [s for s in specs if _url_of(s, environ) is not None]
     if (schemas or exclude) and not live:

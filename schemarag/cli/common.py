@@ -130,7 +130,8 @@ def add_sources(parser: argparse.ArgumentParser) -> None:
         "sources",
         nargs="+",
         metavar="SOURCE",
-        help="KIND:PATH with KIND spider, sqlite or ddl (ddl[DIALECT]:PATH names a dialect); a "
+        help="KIND:PATH with KIND spider, sqlite, ddl or infoschema (ddl[DIALECT]:PATH names a "
+        "dialect; infoschema[schema]:PATH makes one database per schema); a "
         "database URL (postgresql://USER@HOST/DB, duckdb:///FILE), or env:NAME for a URL held "
         "by environment variable NAME",
     )

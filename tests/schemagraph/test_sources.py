@@ -267,7 +267,7 @@ def test_not_a_sqlite_file_is_an_error(tmp_path: Path) -> None:
 def test_bad_spec_names_the_kinds() -> None:
     with pytest.raises(SourceError, match="KIND one of spider, sqlite, ddl"):
         load_source("csv:file.csv")
-    with pytest.raises(SourceError, match="only ddl takes a dialect"):
+    with pytest.raises(SourceError, match=r"only ddl \(a dialect\) and infoschema"):
         load_source("sqlite[postgres]:x.sqlite")
 
 

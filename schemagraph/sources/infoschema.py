@@ -1,0 +1,696 @@
+"""Exports of a warehouse's INFORMATION_SCHEMA views: what a warehouse team can hand over
+without a live credential.
+
+`infoschema:PATH` reads one file or every `.csv`, `.json`, `.jsonl` and `.ndjson` file (each
+maybe gzipped, `.csv.gz`) below a folder: CSV with a header row, JSON lines, or a JSON array of
+objects. Each file is one view, recognised by its header (names matched case-insensitively, so
+Snowflake's `TABLE_NAME` and Databricks' `table_name` are alike; extra columns are ignored):
+
+  COLUMNS                  table_name, column_name [table_catalog, table_schema,
+                           ordinal_position, data_type / full_data_type, comment / description]
+                           (BigQuery, Snowflake, Databricks Unity Catalog, Trino, PostgreSQL)
+  COLUMN_FIELD_PATHS       table_name, column_name, field_path [data_type, description]
+                           (BigQuery: the descriptions, and the fields of RECORD columns)
+  TABLES                   table_name [comment / description] (Snowflake, Databricks comments)
+  TABLE_OPTIONS            table_name, option_name, option_value (BigQuery; the row whose
+                           option_name is `description` describes the table)
+  TABLE_CONSTRAINTS        constraint_name, constraint_type, table_name
+  KEY_COLUMN_USAGE         constraint_name, table_name, column_name, ordinal_position
+  CONSTRAINT_COLUMN_USAGE  constraint_name, table_name, column_name (what a foreign key
+                           references, BigQuery) or REFERENTIAL_CONSTRAINTS (constraint_name,
+                           unique_constraint_name: PostgreSQL, Databricks)
+
+One database per catalog (BigQuery project, Snowflake or Databricks database, Trino catalog):
+its id is the catalog's name. When a catalog's tables span several schemas (datasets), table
+names are `schema__table` (Spider 2.0's convention: `dataset__table`, `SCHEMA__TABLE`); with
+one schema they are the table names. `per_schema=True` (`infoschema[schema]:PATH`) makes one
+database per schema instead, `catalog.schema` (the ids of live sources), tables named as they
+are. An export without `table_catalog` is one catalog named after PATH (its stem).
+
+The nested fields of BigQuery RECORD (STRUCT) columns, listed by COLUMN_FIELD_PATHS and not by
+COLUMNS, become columns named by their path (`totals.pageviews`, `hits.product.productSKU`),
+right after their RECORD column, with their own type and description: a question names the
+field, and every signal that reads columns (documents, linking, prompts) then reads it like any
+other column; the path is also how BigQuery SQL writes it. Composite types are cut to their
+kind (`STRUCT<visits INT64, ...>` is `STRUCT`, `ARRAY<STRUCT<...>>` is `ARRAY<STRUCT>`), which
+the fields themselves spell out.
+
+Descriptions (column comments, COLUMN_FIELD_PATHS descriptions, table comments, TABLE_OPTIONS
+descriptions) are attached the way documentation overlays attach theirs
+(`documentation.describe_database`), so everything downstream reads them. Primary and foreign
+keys come from KEY_COLUMN_USAGE with TABLE_CONSTRAINTS (warehouses mostly declare none).
+
+System schemas (`information_schema`, `pg_catalog`, `pg_toast`) and BigQuery's system-defined
+pseudo-columns (`_PARTITIONTIME`) are not read. Columns keep their ordinal positions (the
+file's order without them; nested fields keep the file's order); tables are sorted by name.
+
+A file that is not CSV or JSON, lacks the columns of every view, or is empty is a `SourceError`;
+rows that cannot be used (no table or column name, a column listed twice, a key to a table or
+column the export does not have) are counted in `Catalog.problems`, one line per file and kind.
+"""
+
+from __future__ import annotations
+
+import csv
+import gzip
+import io
+import json
+import re
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from schemagraph.counted import counted
+from schemagraph.documentation import Described, clean, describe_database
+from schemagraph.errors import SourceError
+from schemagraph.model import Catalog, Column, Database, ForeignKey, Table, fold, validate_database
+
+SUFFIXES = (".csv", ".json", ".jsonl", ".ndjson")
+SYSTEM_SCHEMAS = frozenset({"information_schema", "pg_catalog", "pg_toast"})
+#: where a view keeps a description, in order of preference
+COLUMN_TEXT = ("description", "comment", "column_comment", "remarks")
+TABLE_TEXT = ("description", "comment", "table_comment", "remarks")
+_NULL = frozenset({"", "null", "none", "\\n"})
+_COMPOSITE = re.compile(r"\b(struct|record|row)\s*[<(]", re.IGNORECASE)
+_HELP = (
+    "infoschema: reads CSV (with a header) or JSON lines exports of INFORMATION_SCHEMA.COLUMNS, "
+    "COLUMN_FIELD_PATHS, TABLES, TABLE_OPTIONS, TABLE_CONSTRAINTS and KEY_COLUMN_USAGE"
+)
+
+
+@dataclass(frozen=True)
+class _View:
+    name: str
+    marks: frozenset[str]  # header names that identify the view
+    required: tuple[str, ...]
+
+
+#: tried in order: the first whose marks the header holds
+_VIEWS = (
+    _View("COLUMN_FIELD_PATHS", frozenset({"field_path"}), ("table_name", "column_name")),
+    _View("TABLE_OPTIONS", frozenset({"option_name", "option_value"}), ("table_name",)),
+    _View("REFERENTIAL_CONSTRAINTS", frozenset({"unique_constraint_name"}), ("constraint_name",)),
+    _View(
+        "TABLE_CONSTRAINTS",
+        frozenset({"constraint_type"}),
+        ("constraint_name", "table_name"),
+    ),
+    _View(
+        "KEY_COLUMN_USAGE",
+        frozenset({"constraint_name", "ordinal_position"}),
+        ("table_name", "column_name"),
+    ),
+    _View("CONSTRAINT_COLUMN_USAGE", frozenset({"constraint_name"}), ("table_name", "column_name")),
+    _View("COLUMNS", frozenset({"column_name"}), ("table_name",)),
+    _View("TABLES", frozenset({"table_name"}), ()),
+)
+
+
+def load_infoschema(path: str | Path, per_schema: bool = False) -> Catalog:
+    """The databases of the INFORMATION_SCHEMA export at `path` (a file or a folder of files):
+    one per catalog, or per catalog and schema when `per_schema`."""
+    path = Path(path)
+    if not path.exists():
+        raise SourceError(
+            f"{path}: no such file or directory (infoschema: expects an export of "
+            "INFORMATION_SCHEMA.COLUMNS as CSV or JSON lines, or a folder of them)"
+        )
+    if path.is_dir():
+        files = sorted(p for p in path.rglob("*") if p.is_file() and _suffix(p) in SUFFIXES)
+        if not files:
+            raise SourceError(
+                f"{path}: no {', '.join(SUFFIXES)} files found; {_HELP}, one file per view"
+            )
+    else:
+        files = [path]
+    export = _Export(default_catalog=_stem(path), per_schema=per_schema)
+    for file in files:
+        view, rows = _read(file)
+        export.add(file, view, rows)
+    if not export.tables:
+        raise SourceError(
+            f"{path}: no columns in the export ({counted(len(files), 'file')} read); export the "
+            "rows of INFORMATION_SCHEMA.COLUMNS (or BigQuery's COLUMN_FIELD_PATHS) too"
+        )
+    return export.catalog(str(path))
+
+
+# -- reading files ---------------------------------------------------------------------------
+
+
+def _suffix(file: Path) -> str:
+    suffixes = [s.lower() for s in file.suffixes]
+    if suffixes and suffixes[-1] == ".gz":
+        suffixes.pop()
+    return suffixes[-1] if suffixes else ""
+
+
+def _stem(path: Path) -> str:
+    name = path.resolve().name
+    while Path(name).suffix.lower() in (*SUFFIXES, ".gz"):
+        name = Path(name).stem
+    return name
+
+
+def _read(file: Path) -> tuple[_View, list[dict[str, str]]]:
+    """The view a file holds and its rows, keys folded to lower case."""
+    try:
+        data = file.read_bytes()
+        if file.suffix.lower() == ".gz":
+            data = gzip.decompress(data)
+    except (OSError, EOFError) as exc:
+        raise SourceError(f"{file}: cannot be read ({exc})") from None
+    if b"\0" in data[:4096]:
+        raise SourceError(f"{file}: not CSV or JSON text; {_HELP}")
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        raise SourceError(f"{file}: not UTF-8 text; export it as UTF-8 CSV or JSON lines") from None
+    if not text.strip():
+        raise SourceError(f"{file}: empty; {_HELP}, with a header row, or remove the file")
+    suffix = _suffix(file)
+    json_like = text.lstrip()[:1] in ("[", "{")
+    if suffix in (".jsonl", ".ndjson", ".json") or (suffix not in SUFFIXES and json_like):
+        header, rows = _json_rows(file, text)
+    else:
+        header, rows = _csv_rows(file, text)
+    return _view(file, header), rows
+
+
+def _csv_rows(file: Path, text: str) -> tuple[list[str], list[dict[str, str]]]:
+    try:
+        reader = csv.reader(io.StringIO(text, newline=""))
+        lines = [row for row in reader if any(cell.strip() for cell in row)]
+    except csv.Error as exc:
+        raise SourceError(f"{file}: not readable CSV ({exc}); {_HELP}") from None
+    if not lines:
+        raise SourceError(f"{file}: empty; {_HELP}, with a header row, or remove the file")
+    header = [fold(clean(h)) for h in lines[0]]
+    rows = [
+        {key: value for key, value in zip(header, line, strict=False) if key} for line in lines[1:]
+    ]
+    return header, rows
+
+
+def _json_rows(file: Path, text: str) -> tuple[list[str], list[dict[str, str]]]:
+    try:
+        data = json.loads(text)
+        items = data if isinstance(data, list) else [data]
+        numbers = list(range(1, len(items) + 1))
+    except json.JSONDecodeError as exc:
+        if exc.msg != "Extra data":  # JSON lines (BigQuery writes them with a .json suffix)
+            raise SourceError(
+                f"{file}: malformed JSON at line {exc.lineno}: {exc.msg}; {_HELP}"
+            ) from None
+        items, numbers = [], []
+        for number, line in enumerate(text.splitlines(), start=1):
+            if not line.strip():
+                continue
+            try:
+                items.append(json.loads(line))
+            except json.JSONDecodeError as line_exc:
+                raise SourceError(
+                    f"{file}: malformed JSON at line {number}: {line_exc.msg}; one object a line"
+                ) from None
+            numbers.append(number)
+    header: dict[str, None] = {}
+    rows = []
+    for number, item in zip(numbers, items, strict=True):
+        if not isinstance(item, dict):
+            raise SourceError(
+                f"{file}: item {number} is {type(item).__name__}, not an object; write one "
+                "object per row, keyed by column name"
+            )
+        row = {fold(clean(str(k))): _text(v) for k, v in item.items()}
+        header.update(dict.fromkeys(row))
+        rows.append(row)
+    return list(header), rows
+
+
+def _text(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bool | int | float):
+        return json.dumps(value)
+    return json.dumps(value, ensure_ascii=False)
+
+
+def _view(file: Path, header: list[str]) -> _View:
+    names = set(header)
+    for view in _VIEWS:
+        if view.marks <= names:
+            missing = [c for c in view.required if c not in names]
+            if missing:
+                raise SourceError(
+                    f"{file}: looks like an export of {view.name} but has no "
+                    f"{' or '.join(missing)} column; export the view with its header"
+                )
+            return view
+    found = ", ".join(h for h in header if h)[:120] or "nothing"
+    raise SourceError(
+        f"{file}: no table_name or column_name column in the header (found: {found}); {_HELP}"
+    )
+
+
+# -- assembling ------------------------------------------------------------------------------
+
+
+def _value(row: Mapping[str, str], *keys: str) -> str:
+    """The first of `keys` the row has a (non-null) value for, trimmed."""
+    for key in keys:
+        text = (row.get(key) or "").strip()
+        if fold(text) not in _NULL:
+            return text
+    return ""
+
+
+def _type(row: Mapping[str, str]) -> str:
+    """The column's type, composite types cut to their kind (`ARRAY<STRUCT<a INT64>>` is
+    `ARRAY<STRUCT>`)."""
+    text = _value(row, "full_data_type", "data_type")
+    out: list[str] = []
+    start = 0
+    while match := _COMPOSITE.search(text, start):
+        out.append(text[start : match.start()] + match.group(1))
+        depth, end = 1, match.end()
+        while end < len(text) and depth:
+            depth += (text[end] in "<(") - (text[end] in ">)")
+            end += 1
+        start = end
+    out.append(text[start:])
+    return clean("".join(out))
+
+
+def _unquote(text: str) -> str:
+    """A BigQuery option value as text: `"Sessions of the web shop"` without its quotes."""
+    text = text.strip()
+    for quote in ('"""', "'''", '"', "'"):
+        if len(text) >= 2 * len(quote) and text.startswith(quote) and text.endswith(quote):
+            inner = text[len(quote) : -len(quote)]
+            return re.sub(
+                r"\\(.)", lambda m: {"n": "\n", "t": "\t"}.get(m[1], m[1]), inner, flags=re.S
+            )
+    return text
+
+
+_TableKey = tuple[str, str, str]  # folded catalog, schema, table
+_ConstraintKey = tuple[str, str, str]  # folded catalog, schema, constraint name
+
+
+@dataclass
+class _Column:
+    name: str
+    type: str
+    ordinal: float | None
+    seq: int
+    description: str = ""
+    primary_key: bool = False
+    listed: bool = False  # read from COLUMNS
+
+
+@dataclass
+class _Table:
+    catalog: str
+    schema: str
+    name: str
+    columns: dict[str, _Column] = field(default_factory=dict)
+    #: nested fields by folded parent column
+    fields: dict[str, dict[str, _Column]] = field(default_factory=dict)
+    description: str = ""
+    #: (columns, referenced table, referenced columns)
+    foreign_keys: list[tuple[tuple[str, ...], _TableKey, tuple[str, ...]]] = field(
+        default_factory=list
+    )
+
+
+@dataclass
+class _KeyPart:
+    table: _TableKey
+    column: str
+    ordinal: float
+    unique_position: float | None
+
+
+class _Problems:
+    """Counted problems, one line per file and kind, with the first example."""
+
+    def __init__(self) -> None:
+        self._seen: dict[tuple[str, str], list[str]] = {}
+
+    def add(self, origin: str, kind: str, example: str) -> None:
+        self._seen.setdefault((origin, kind), []).append(example)
+
+    def lines(self) -> list[str]:
+        return [
+            f"{origin}: {kind} ({len(examples):,}; first: {examples[0]})"
+            if len(examples) > 1
+            else f"{origin}: {kind} ({examples[0]})"
+            for (origin, kind), examples in self._seen.items()
+        ]
+
+
+@dataclass
+class _Export:
+    default_catalog: str
+    per_schema: bool
+    tables: dict[_TableKey, _Table] = field(default_factory=dict)
+    table_text: dict[_TableKey, str] = field(default_factory=dict)
+    listed: dict[_TableKey, str] = field(default_factory=dict)  # TABLES rows → origin
+    constraint_types: dict[tuple[_ConstraintKey, _TableKey], str] = field(default_factory=dict)
+    key_parts: dict[tuple[_ConstraintKey, _TableKey], list[_KeyPart]] = field(default_factory=dict)
+    usage: dict[_ConstraintKey, list[tuple[_TableKey, str]]] = field(default_factory=dict)
+    referenced: dict[_ConstraintKey, _ConstraintKey] = field(default_factory=dict)
+    key_files: list[str] = field(default_factory=list)
+    problems: _Problems = field(default_factory=_Problems)
+    seq: int = 0
+
+    def _where(self, row: Mapping[str, str]) -> tuple[str, str, str]:
+        catalog = _value(row, "table_catalog") or self.default_catalog
+        return catalog, _value(row, "table_schema"), _value(row, "table_name")
+
+    def _constraint(self, row: Mapping[str, str], prefix: str = "") -> _ConstraintKey:
+        catalog, schema, _ = self._where(row)
+        return (
+            fold(_value(row, f"{prefix}constraint_catalog") or catalog),
+            fold(_value(row, f"{prefix}constraint_schema") or schema),
+            fold(_value(row, f"{prefix}constraint_name")),
+        )
+
+    def add(self, file: Path, view: _View, rows: list[dict[str, str]]) -> None:
+        origin = str(file)
+        for number, row in enumerate(rows, start=2 if file.suffix.lower() == ".csv" else 1):
+            self.seq += 1
+            catalog, schema, table = self._where(row)
+            if fold(schema) in SYSTEM_SCHEMAS:
+                continue
+            if view.name in ("REFERENTIAL_CONSTRAINTS",):
+                if _value(row, "constraint_name") and _value(row, "unique_constraint_name"):
+                    self.referenced[self._constraint(row)] = self._constraint(row, "unique_")
+                continue
+            if not table:
+                self.problems.add(origin, "rows without a table_name left out", f"row {number}")
+                continue
+            key = (fold(catalog), fold(schema), fold(table))
+            if view.name == "COLUMNS":
+                self._column(origin, number, key, (catalog, schema, table), row)
+            elif view.name == "COLUMN_FIELD_PATHS":
+                self._field_path(origin, number, key, (catalog, schema, table), row)
+            elif view.name == "TABLES":
+                self.listed.setdefault(key, origin)
+                if text := clean(_value(row, *TABLE_TEXT)):
+                    self.table_text.setdefault(key, text)
+            elif view.name == "TABLE_OPTIONS":
+                text = clean(_unquote(_value(row, "option_value")))
+                if fold(_value(row, "option_name")) == "description" and text:
+                    self.table_text[key] = text
+            else:
+                self._key_row(origin, number, view, key, row)
+
+    def _table(self, key: _TableKey, where: tuple[str, str, str]) -> _Table:
+        if key not in self.tables:
+            self.tables[key] = _Table(*where)
+        return self.tables[key]
+
+    def _column(
+        self,
+        origin: str,
+        number: int,
+        key: _TableKey,
+        where: tuple[str, str, str],
+        row: Mapping[str, str],
+    ) -> None:
+        name = _value(row, "column_name")
+        if not name:
+            self.problems.add(origin, "rows without a column_name left out", f"row {number}")
+            return
+        if fold(_value(row, "is_system_defined")) == "yes":
+            return
+        table = self._table(key, where)
+        ordinal = _number(_value(row, "ordinal_position"))
+        column = table.columns.get(fold(name))
+        if column is not None and column.listed:
+            self.problems.add(
+                origin,
+                "columns listed twice, the first kept",
+                f"{where[2]}.{name} at row {number}",
+            )
+            return
+        if column is None:
+            table.columns[fold(name)] = _Column(
+                name, _type(row), ordinal, self.seq, clean(_value(row, *COLUMN_TEXT)), listed=True
+            )
+        else:  # first read from COLUMN_FIELD_PATHS, which has no ordinal position
+            column.ordinal, column.listed = ordinal, True
+            column.type = _type(row) or column.type
+            column.description = column.description or clean(_value(row, *COLUMN_TEXT))
+
+    def _field_path(
+        self,
+        origin: str,
+        number: int,
+        key: _TableKey,
+        where: tuple[str, str, str],
+        row: Mapping[str, str],
+    ) -> None:
+        name = _value(row, "column_name")
+        path = _value(row, "field_path") or name
+        if not name:
+            self.problems.add(origin, "rows without a column_name left out", f"row {number}")
+            return
+        table = self._table(key, where)
+        text = clean(_value(row, *COLUMN_TEXT))
+        if fold(path) == fold(name):
+            column = table.columns.get(fold(name))
+            if column is None:
+                table.columns[fold(name)] = _Column(name, _type(row), None, self.seq, text)
+            elif text:
+                column.description = text
+            return
+        fields = table.fields.setdefault(fold(name), {})
+        if fold(path) not in fields:
+            fields[fold(path)] = _Column(path, _type(row), None, self.seq, text)
+
+    def _key_row(
+        self, origin: str, number: int, view: _View, key: _TableKey, row: Mapping[str, str]
+    ) -> None:
+        constraint = self._constraint(row)
+        if not constraint[2]:
+            self.problems.add(origin, "rows without a constraint_name left out", f"row {number}")
+            return
+        if origin not in self.key_files:
+            self.key_files.append(origin)
+        if view.name == "TABLE_CONSTRAINTS":
+            self.constraint_types[constraint, key] = fold(_value(row, "constraint_type"))
+            return
+        column = _value(row, "column_name")
+        if not column:
+            self.problems.add(origin, "rows without a column_name left out", f"row {number}")
+        elif view.name == "KEY_COLUMN_USAGE":
+            part = _KeyPart(
+                key,
+                column,
+                _number(_value(row, "ordinal_position")) or float(self.seq),
+                _number(_value(row, "position_in_unique_constraint")),
+            )
+            self.key_parts.setdefault((constraint, key), []).append(part)
+        else:
+            self.usage.setdefault(constraint, []).append((key, column))
+
+    # -- keys --
+
+    def _resolve_keys(self) -> None:
+        if not self.key_parts:
+            return
+        if not self.constraint_types:
+            self.problems.add(
+                self.key_files[0],
+                "KEY_COLUMN_USAGE without TABLE_CONSTRAINTS: keys left out",
+                "export INFORMATION_SCHEMA.TABLE_CONSTRAINTS too",
+            )
+            return
+        origin = self.key_files[0]
+        primary: dict[_TableKey, list[str]] = {}
+        by_name: dict[_ConstraintKey, list[_KeyPart]] = {}
+        for (constraint, key), parts in sorted(self.key_parts.items()):
+            parts.sort(key=lambda p: p.ordinal)
+            by_name.setdefault(constraint, []).extend(parts)
+            kind = self.constraint_types.get((constraint, key), "")
+            table = self.tables.get(key)
+            if kind != "primary key" or table is None:
+                continue
+            for part in parts:
+                column = table.columns.get(fold(part.column))
+                if column is None:
+                    self.problems.add(
+                        origin,
+                        "primary keys on missing columns left out",
+                        f"{table.name}.{part.column}",
+                    )
+                else:
+                    column.primary_key = True
+                    primary.setdefault(key, []).append(part.column)
+        for (constraint, key), kind in sorted(self.constraint_types.items()):
+            if kind == "foreign key" and (own := self.key_parts.get((constraint, key))):
+                self._foreign_key(origin, constraint, key, own, primary, by_name)
+
+    def _foreign_key(
+        self,
+        origin: str,
+        constraint: _ConstraintKey,
+        key: _TableKey,
+        parts: list[_KeyPart],
+        primary: dict[_TableKey, list[str]],
+        by_name: dict[_ConstraintKey, list[_KeyPart]],
+    ) -> None:
+        label = f"{key[2]}({', '.join(p.column for p in parts)})"
+        ref_key: _TableKey | None = None
+        ref_columns: list[str] = []
+        if (unique := self.referenced.get(constraint)) and (target := by_name.get(unique)):
+            ref_key = target[0].table
+            ref_columns = [p.column for p in target]
+        elif used := self.usage.get(constraint):
+            ref_key = used[0][0]
+            ref_columns = [c for k, c in used if k == ref_key]
+            pk = primary.get(ref_key, [])
+            if {fold(c) for c in pk} == {fold(c) for c in ref_columns}:
+                ref_columns = pk
+        if ref_key is None:
+            self.problems.add(
+                origin,
+                "foreign keys whose referenced table the export does not say left out (export "
+                "CONSTRAINT_COLUMN_USAGE or REFERENTIAL_CONSTRAINTS too)",
+                label,
+            )
+            return
+        positions = [p.unique_position for p in parts]
+        if all(p is not None and 0 < p <= len(ref_columns) for p in positions):
+            ref_columns = [ref_columns[int(p) - 1] for p in positions if p is not None]
+        source, target_table = self.tables.get(key), self.tables.get(ref_key)
+        if source is None or target_table is None:
+            self.problems.add(origin, "foreign keys on tables without columns left out", label)
+            return
+        if self._database_key(key) != self._database_key(ref_key):
+            self.problems.add(origin, "foreign keys to a table of another database left out", label)
+            return
+        missing = [
+            f"{t.name}.{c}"
+            for t, cols in ((source, [p.column for p in parts]), (target_table, ref_columns))
+            for c in cols
+            if fold(c) not in t.columns
+        ]
+        if missing or len(ref_columns) != len(parts):
+            self.problems.add(
+                origin,
+                "foreign keys on missing columns left out",
+                f"{label}: {', '.join(missing) or 'column counts differ'}",
+            )
+            return
+        source.foreign_keys.append(
+            (
+                tuple(source.columns[fold(p.column)].name for p in parts),
+                ref_key,
+                tuple(target_table.columns[fold(c)].name for c in ref_columns),
+            )
+        )
+
+    # -- databases --
+
+    def _database_key(self, key: _TableKey) -> tuple[str, ...]:
+        return (key[0], key[1]) if self.per_schema else (key[0],)
+
+    def catalog(self, origin: str) -> Catalog:
+        self._resolve_keys()
+        for key, listed_in in sorted(self.listed.items()):
+            if key not in self.tables:
+                self.problems.add(
+                    listed_in, "tables without columns in the export left out", key[2]
+                )
+        groups: dict[tuple[str, ...], list[_Table]] = {}
+        for key in sorted(self.tables):
+            groups.setdefault(self._database_key(key), []).append(self.tables[key])
+        databases = [self._database(group, origin) for _, group in sorted(groups.items())]
+        for key in self.table_text:
+            if key not in self.tables and key not in self.listed:
+                self.problems.add(origin, "table descriptions of tables not in the export", key[2])
+        return Catalog(tuple(databases), tuple(self.problems.lines()))
+
+    def _database(self, tables: list[_Table], origin: str) -> Database:
+        first = tables[0]
+        schemas = sorted({fold(t.schema) for t in tables})
+        prefixed = len(schemas) > 1
+        db_id = (
+            f"{first.catalog}.{first.schema}" if self.per_schema and first.schema else first.catalog
+        )
+        names = {
+            (fold(t.schema), fold(t.name)): f"{t.schema}__{t.name}" if prefixed else t.name
+            for t in tables
+        }
+        built: list[Table] = []
+        seen: set[str] = set()
+        described: Described = {}
+        for tab in tables:
+            name = names[fold(tab.schema), fold(tab.name)]
+            if fold(name) in seen:
+                self.problems.add(
+                    origin, "tables whose names differ only in case left out", f"{db_id}.{name}"
+                )
+                continue
+            seen.add(fold(name))
+            key = (fold(tab.catalog), fold(tab.schema), fold(tab.name))
+            if text := self.table_text.get(key):
+                described[fold(db_id), fold(name), ""] = text
+            columns = list(self._columns(tab, db_id))
+            for column in columns:
+                if column.description:
+                    described[fold(db_id), fold(name), fold(column.name)] = column.description
+            fks = tuple(
+                ForeignKey(name, columns, names[ref[1], ref[2]], ref_columns)
+                for columns, ref, ref_columns in tab.foreign_keys
+            )
+            built.append(
+                Table(
+                    name,
+                    tuple(Column(c.name, c.type, c.primary_key) for c in columns),
+                    fks,
+                )
+            )
+        db = Database(
+            db_id,
+            tuple(sorted(built, key=lambda t: (fold(t.name), t.name))),
+            origin=origin,
+            schema=first.schema if len(schemas) == 1 and first.schema else None,
+        )
+        db = describe_database(db, described)
+        validate_database(db)
+        return db
+
+    def _columns(self, table: _Table, db_id: str) -> Iterator[_Column]:
+        ordered = sorted(
+            table.columns.values(),
+            key=lambda c: (c.ordinal is None, c.ordinal or 0.0, c.seq),
+        )
+        taken = {fold(c.name) for c in ordered}
+        for column in ordered:
+            yield column
+            nested = table.fields.get(fold(column.name), {})
+            for path in sorted(nested.values(), key=lambda c: c.seq):
+                if fold(path.name) not in taken:
+                    taken.add(fold(path.name))
+                    yield path
+        for parent, nested in table.fields.items():
+            if parent not in table.columns:
+                self.problems.add(
+                    db_id,
+                    "nested fields of columns the export does not list left out",
+                    f"{table.name}.{next(iter(nested.values())).name}",
+                )
+
+
+def _number(text: str) -> float | None:
+    try:
+        return float(text)
+    except ValueError:
+        return None
