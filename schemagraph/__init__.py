@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from schemagraph.sources import (
         load_catalog,
         load_ddl,
+        load_infoschema,
         load_live,
         load_source,
         load_spider,
@@ -42,6 +43,7 @@ __getattr__, __dir__, _ = lazy_loader.attach(
         "sources": [
             "load_catalog",
             "load_ddl",
+            "load_infoschema",
             "load_live",
             "load_source",
             "load_spider",
@@ -76,6 +78,7 @@ __all__ = [
     "graph_stats",
     "load_catalog",
     "load_ddl",
+    "load_infoschema",
     "load_live",
     "load_source",
     "load_spider",
