@@ -73,6 +73,15 @@ def test_openapi_and_docs_are_served(serve: Serve, built_store: Path) -> None:
     question = schema["components"]["schemas"]["RetrieveRequest"]["properties"]["question"]
     assert question["maxLength"] == 2000 and question["minLength"] == 1
     assert "401" in paths["/v1/retrieve"]["post"]["responses"]
+    # the statuses a body can get, as HTTP means them, declared on every route that takes one
+    for path in ("/v1/retrieve", "/v1/generate", "/v1/examples"):
+        responses = paths[path]["post"]["responses"]
+        assert {"400", "413", "422"} <= set(responses), path
+        assert "JSON" in responses["400"]["description"]
+        assert "size limit" in responses["413"]["description"]
+        assert responses["422"]["content"]["application/json"]["schema"] == {
+            "$ref": "#/components/schemas/ErrorBody"
+        }
     bridges = schema["components"]["schemas"]["RankedDatabaseOut"]["properties"]["bridges"]
     assert bridges["items"] == {"$ref": "#/components/schemas/RankedTableOut"}
 
