@@ -67,7 +67,8 @@ def cmd_demo(args: argparse.Namespace) -> int:
     stats = graph_stats(graph)
     print(
         f"{counted(stats.databases, 'database')}, {counted(stats.tables, 'table')}, "
-        f"{counted(stats.foreign_key_edges, 'foreign-key edge')}"
+        f"{counted(stats.foreign_keys, 'foreign key')} joining "
+        f"{counted(stats.foreign_key_edges, 'pair')} of tables"
     )
     config = TraversalConfig(seed=0)
     traversals = enumerate_traversals(graph, config)

@@ -61,6 +61,27 @@ def test_graph_stats_json(sample_dir: Path, capsys: pytest.CaptureFixture[str]) 
     data = json.loads(capsys.readouterr().out)
     assert data["databases"] == 8 and data["tables"] == 53
     assert data["traversals"] == sum(data["traversals_by_size"].values())
+    assert (data["foreign_keys"], data["foreign_key_edges"], data["parallel_keys"]) == (45, 43, 2)
+    assert data["walks_tried"] == 32 and data["traversals_by_kind"].get("walk", 0) == 0
+
+
+def test_graph_stats_says_why_its_counts_differ_from_catalog_show(
+    sample_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["catalog", "show", f"spider:{sample_dir}"]) == 0
+    assert "45 foreign keys" in capsys.readouterr().out
+    assert main(["graph", "stats", f"spider:{sample_dir}"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert (
+        "foreign-key edges  43  (45 foreign keys: 2 join a pair of tables already joined)" in lines
+    )
+    assert "traversals         139  (1 table: 53, 2 tables: 43, 3 tables: 43)" in lines
+    assert (
+        "random walks       32 tried (4 per joined database), 0 new "
+        "(the others' tables were enumerated already)"
+    ) in lines
+    assert main(["graph", "stats", f"spider:{sample_dir}", "--walks", "0"]) == 0
+    assert "random walks       0 tried" in capsys.readouterr().out
 
 
 def test_graph_walks_prints_serialized_traversals(
