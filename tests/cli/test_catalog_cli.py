@@ -155,6 +155,8 @@ def test_demo_builds_the_sample_index_and_is_incremental_on_rerun(tmp_path: Path
     assert "questions in index" in result.stdout
     assert "-> pets_1" in result.stdout and "-> concert_singer" in result.stdout
     assert "generation needs a language model" in result.stdout
+    assert "SCHEMARAG_LLM=llamacpp:PATH.gguf" in result.stdout  # as `ask` names it
+    assert "python benchmarks/fetch_local_model.py" in result.stdout
     again = run("demo", env=env, cwd=tmp_path)
     assert again.returncode == 0, again.stderr
     assert "index up to date" in again.stdout
@@ -210,3 +212,17 @@ def test_server_layout_flags_are_checked_before_building(
     assert message in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1
     assert not (store / "builds").exists()
+
+
+def test_demo_names_a_fetched_local_model_by_its_path(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from schemarag.cli.demo import no_llm_lines
+
+    monkeypatch.chdir(tmp_path)
+    assert "llamacpp:PATH.gguf" in "\n".join(no_llm_lines("schemarag", "kb"))
+    (tmp_path / ".schemarag" / "models").mkdir(parents=True)
+    (tmp_path / ".schemarag" / "models" / "tiny.gguf").write_bytes(b"GGUF")
+    text = "\n".join(no_llm_lines("schemarag", "kb"))
+    assert "SCHEMARAG_LLM=llamacpp:.schemarag/models/tiny.gguf" in text
+    assert "fetch_local_model" not in text
