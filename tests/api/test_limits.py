@@ -115,6 +115,19 @@ def test_body_over_the_limit_is_413_naming_body(serve: Serve, built_store: Path)
         assert client.post("/v1/retrieve", json={"question": OK}).status_code == 200
 
 
+def test_a_200_kb_body_is_413_and_a_body_not_json_400(client: TestClient) -> None:
+    """What clients and proxies expect: 413 for too large, 400 for unparseable JSON, 422 only
+    for JSON that fails validation."""
+    headers = {"Content-Type": "application/json"}
+    big = json.dumps({"question": OK, "pad": "x" * 200_000})
+    response = client.post("/v1/retrieve", content=big, headers=headers)
+    assert_error(response, 413, "body_too_large", "body")
+    response = client.post("/v1/retrieve", content=b"{oops", headers=headers)
+    assert_error(response, 400, "invalid_json", "body")
+    response = client.post("/v1/retrieve", json={"question": OK, "top_tables": 0})
+    assert_error(response, 422, "invalid_request", "top_tables")
+
+
 @pytest.mark.parametrize(
     ("content", "headers", "status", "code"),
     [
