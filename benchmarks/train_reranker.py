@@ -50,7 +50,7 @@ from tune_fusion import SPIDER, SPLIT, question_sets  # noqa: E402
 
 from providers.minilm_embedder import default_minilm_path  # noqa: E402
 from providers.schema_adapters import TARGETS, LoRALinear  # noqa: E402
-from retriever import Retriever, load_files  # noqa: E402
+from retriever import RankedDatabase, Retriever, load_files  # noqa: E402
 from schemagraph.model import fold  # noqa: E402
 
 log = logging.getLogger("train_reranker")
@@ -109,11 +109,17 @@ def ranked(retriever: Retriever, questions: Any, k: int) -> list[dict[str, Any]]
                 "question": q.question,
                 "gold": fold(q.db_id),
                 "candidates": [
-                    [fold(d.db_id), d.score, [t.name for t in d.tables]] for d in result.databases
+                    [fold(d.db_id), d.score, joinable_first(d)] for d in result.databases
                 ],
             }
         )
     return rows
+
+
+def joinable_first(db: RankedDatabase) -> list[str]:
+    """The database's tables, the chosen ones with their bridges first (in join order), then
+    the others by score."""
+    return list(dict.fromkeys((*db.chosen_tables, *(t.name for t in db.tables))))
 
 
 def schemas_of(retriever: Retriever) -> dict[str, Any]:

@@ -33,26 +33,38 @@ def complete_tables(graph: dict[str, set[str]], chosen: Sequence[str]) -> list[t
     its path added. Deterministic: ties between equally short paths go to the neighbour that
     sorts first.
     """
-    kept: list[tuple[str, bool]] = []
+    return [(table, joins is not None) for table, joins in join_paths(graph, chosen)]
+
+
+def join_paths(
+    graph: dict[str, set[str]], chosen: Sequence[str]
+) -> list[tuple[str, tuple[str, str] | None]]:
+    """`complete_tables` saying what each bridge joins: (table, None) for a chosen table,
+    (table, (a, b)) for a bridge on the path from `a` (a table already kept) to the chosen `b`."""
+    kept: list[tuple[str, tuple[str, str] | None]] = []
     tree: set[str] = set()
     for table in dict.fromkeys(chosen):
         if table in tree:
             # already added as a bridge: it is chosen after all
-            kept = [(t, b and t != table) for t, b in kept]
+            kept = [(t, None if t == table else joins) for t, joins in kept]
             continue
-        path = _shortest_path(graph, tree, table) if tree else None
-        kept.append((table, False))
-        if path:
+        found = _shortest_path(graph, tree, table) if tree else None
+        kept.append((table, None))
+        if found:
+            source, path = found
             for bridge in path:
                 if bridge not in tree and bridge != table:
-                    kept.append((bridge, True))
+                    kept.append((bridge, (source, table)))
                     tree.add(bridge)
         tree.add(table)
     return kept
 
 
-def _shortest_path(graph: dict[str, set[str]], sources: set[str], target: str) -> list[str] | None:
-    """Tables strictly between `sources` and `target` on a shortest path, or None if none."""
+def _shortest_path(
+    graph: dict[str, set[str]], sources: set[str], target: str
+) -> tuple[str, list[str]] | None:
+    """The table of `sources` nearest to `target` and the tables strictly between them on a
+    shortest path, or None if no path."""
     if target not in graph:
         return None
     parent: dict[str, str | None] = {target: None}
@@ -65,7 +77,7 @@ def _shortest_path(graph: dict[str, set[str]], sources: set[str], target: str) -
             while step is not None and step != target:
                 between.append(step)
                 step = parent[step]
-            return between
+            return node, between
         for neighbour in sorted(graph.get(node, ())):
             if neighbour not in parent:
                 parent[neighbour] = node

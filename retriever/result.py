@@ -12,29 +12,39 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class RankedTable:
-    """A table of a ranked database. `bridge`: added by foreign-key completion so that the
-    chosen tables can be joined, not matched by the question itself. `chosen`: part of the
-    joinable set proposed for generation. `family`: when the table stands for a family of
-    sharded tables (`schemagraph.families`), its pattern, member count, first and last member
-    and suffix range, so that generation can pick the shards."""
+    """A table of a ranked database. `chosen`: part of the joinable set proposed for
+    generation. `bridge`: on the foreign-key path that joins the chosen tables, not matched by
+    the question itself; `joins`: the two tables that path joins (a bridge's only). `family`:
+    when the table stands for a family of sharded tables (`schemagraph.families`), its pattern,
+    member count, first and last member and suffix range, so that generation can pick the
+    shards."""
 
     name: str
     score: float
     chosen: bool = False
     bridge: bool = False
     family: Mapping[str, Any] | None = None
+    joins: tuple[str, str] | None = None
 
 
 @dataclass(frozen=True)
 class RankedDatabase:
+    """`tables`: the database's best tables by score, at most the `top_tables` asked for, the
+    chosen ones among them; `bridges`: the tables the join path adds beyond those (they count
+    toward no limit); `chosen_tables`: the chosen tables and every bridge, in join order, the
+    schema to generate SQL against (given: from the flags when left empty)."""
+
     db_id: str
     score: float
     tables: tuple[RankedTable, ...]
+    bridges: tuple[RankedTable, ...] = ()
+    chosen_tables: tuple[str, ...] = ()
 
-    @property
-    def chosen_tables(self) -> tuple[str, ...]:
-        """The chosen tables and their bridges: the schema to generate SQL against."""
-        return tuple(t.name for t in self.tables if t.chosen or t.bridge)
+    def __post_init__(self) -> None:
+        if not self.chosen_tables:
+            joinable = [t.name for t in self.tables if t.chosen or t.bridge]
+            joinable += [t.name for t in self.bridges]
+            object.__setattr__(self, "chosen_tables", tuple(joinable))
 
 
 @dataclass(frozen=True)
@@ -85,16 +95,9 @@ class RetrievalResult:
                 {
                     "db_id": db.db_id,
                     "score": db.score,
-                    "tables": [
-                        {
-                            "name": t.name,
-                            "score": t.score,
-                            "chosen": t.chosen,
-                            "bridge": t.bridge,
-                            "family": dict(t.family) if t.family is not None else None,
-                        }
-                        for t in db.tables
-                    ],
+                    "tables": [_table(t) for t in db.tables],
+                    "bridges": [_table(t) for t in db.bridges],
+                    "chosen_tables": list(db.chosen_tables),
                 }
                 for db in self.databases
             ],
@@ -118,3 +121,14 @@ class RetrievalResult:
             "twins": self.twins.as_dict() if self.twins is not None else None,
             "pooling_error": self.pooling_error,
         }
+
+
+def _table(t: RankedTable) -> dict[str, Any]:
+    return {
+        "name": t.name,
+        "score": t.score,
+        "chosen": t.chosen,
+        "bridge": t.bridge,
+        "family": dict(t.family) if t.family is not None else None,
+        "joins": list(t.joins) if t.joins is not None else None,
+    }

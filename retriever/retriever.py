@@ -26,7 +26,7 @@ import numpy.typing as npt
 
 from indexer.example_records import USER
 from providers import LLM, Embedder, StructuredOutputError
-from retriever.completion import complete_tables, fk_adjacency
+from retriever.completion import fk_adjacency, join_paths
 from retriever.errors import RetrieverError
 from retriever.examples import select_examples
 from retriever.fusion import (
@@ -458,41 +458,42 @@ class Retriever:
         table_score: npt.NDArray[np.float64],
         top: int,
     ) -> RankedDatabase:
+        """The database's `top` best tables, the chosen ones among them (a prefix of the
+        ranking), and the bridges that join the chosen ones beyond those `top`."""
         members = self._db_members[db]
         ranked = members[np.lexsort((members, -table_score[members]))].tolist()
         best = table_score[ranked[0]]
         chosen = [
             i
-            for i in ranked[: self.weights.max_chosen]
+            for i in ranked[: min(self.weights.max_chosen, top)]
             if best > 0 and table_score[i] >= self.weights.choose_ratio * best
         ] or ranked[:1]
         by_name = {self._keys[i][1]: i for i in ranked}
-        completed = complete_tables(self._fk[db], [self._keys[i][1] for i in chosen])
-        tables: list[RankedTable] = []
-        placed: set[int] = set()
-        for name, bridge in completed:
-            i = by_name[name]
-            placed.add(i)
-            tables.append(
-                RankedTable(
-                    self.entries[i].table,
-                    round(float(table_score[i]), 4),
-                    not bridge,
-                    bridge,
-                    self.families.get(self._keys[i]),
-                )
+        paths = join_paths(self._fk[db], [self._keys[i][1] for i in chosen])
+        joins = {by_name[name]: pair for name, pair in paths}
+        shown = ranked[:top]
+
+        def spelled(name: str) -> str:
+            return self.entries[by_name[name]].table
+
+        def table(i: int) -> RankedTable:
+            pair = joins.get(i)
+            return RankedTable(
+                self.entries[i].table,
+                round(float(table_score[i]), 4),
+                chosen=i in joins and pair is None,
+                bridge=pair is not None,
+                family=self.families.get(self._keys[i]),
+                joins=None if pair is None else (spelled(pair[0]), spelled(pair[1])),
             )
-        for i in ranked:
-            if i not in placed:
-                tables.append(
-                    RankedTable(
-                        self.entries[i].table,
-                        round(float(table_score[i]), 4),
-                        family=self.families.get(self._keys[i]),
-                    )
-                )
+
+        on_top = set(shown)
         return RankedDatabase(
-            self.db_ids[db], round(float(db_score[db]), 4), tuple(tables[: max(top, len(placed))])
+            self.db_ids[db],
+            round(float(db_score[db]), 4),
+            tuple(table(i) for i in shown),
+            tuple(table(by_name[n]) for n, pair in paths if pair and by_name[n] not in on_top),
+            tuple(spelled(n) for n, _ in paths),
         )
 
     def _pool_ranking(
@@ -533,8 +534,8 @@ class Retriever:
         candidates = databases[: self.pool_candidates]
         schemas = {
             db.db_id: "\n".join(
-                self.entries[self._entry_pos[(fold(db.db_id), fold(t.name))]].text
-                for t in db.tables
+                self.entries[self._entry_pos[(fold(db.db_id), fold(name))]].text
+                for name in dict.fromkeys((*db.chosen_tables, *(t.name for t in db.tables)))
             )
             for db in candidates
         }

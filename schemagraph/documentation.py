@@ -129,7 +129,8 @@ def unmatched_problem(origin: str, unmatched: list[str]) -> str:
     shown = ", ".join(unmatched[:SHOWN_UNMATCHED])
     more = ", ..." if len(unmatched) > SHOWN_UNMATCHED else ""
     return (
-        f"{origin}: {counted(len(unmatched), 'description')} match no database, table or column "
+        f"{origin}: {counted(len(unmatched), 'description')} "
+        f"{'matches' if len(unmatched) == 1 else 'match'} no database, table or column "
         f"of the catalog ({shown}{more}); keys are db.table or db.table.column"
     )
 

@@ -116,6 +116,24 @@ def database_traversals(
                 yield emit(path, "walk")
 
 
+def walks_tried(
+    graph: nx.Graph, config: TraversalConfig, databases: Iterable[str] | None = None
+) -> int:
+    """The random walks `enumerate_traversals` tries: `config.walks` per database that has a
+    foreign key between two tables. A walk is kept only when its set of tables was not
+    enumerated already, so on small databases most, or all, are not."""
+    db_ids = list(graph.adj[ROOT]) if databases is None else list(databases)
+    joined = sum(
+        1
+        for db_id in db_ids
+        if any(
+            graph.adj[db_id][n]["kind"] == "table" and table_neighbors(graph, n)
+            for n in graph.adj[db_id]
+        )
+    )
+    return config.walks * joined
+
+
 def _grow(
     level: list[tuple[str, ...]],
     neighbors: dict[str, list[str]],

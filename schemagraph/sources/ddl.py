@@ -1,16 +1,19 @@
 """`.sql` files of CREATE TABLE statements, parsed with sqlglot; one database per file.
 
-Statements are split on the tokenizer's semicolons, so one statement that does not parse is
-reported in `Catalog.problems` and skipped while the rest of the file loads. Descriptions come from
-`COMMENT ON TABLE/COLUMN ... IS '...'` statements and from inline comments where the dialect has
-them (MySQL and Snowflake `COMMENT '...'`, BigQuery `OPTIONS(description='...')`); a comment on
-a table or column the file does not create is reported. Other statements (indexes, inserts,
-grants) are ignored.
+Statements are split on the tokenizer's semicolons, so one statement that does not parse, or
+that the parser only kept as an opaque command or a bare expression (`CREATE TABL x (...)`,
+`HELLO WORLD`), is reported in `Catalog.problems` and skipped while the rest of the file loads.
+Descriptions come from `COMMENT ON TABLE/COLUMN ... IS '...'` statements and from inline
+comments where the dialect has them (MySQL and Snowflake `COMMENT '...'`, BigQuery
+`OPTIONS(description='...')`); a comment on a table or column the file does not create is
+reported. Other statements that are understood (indexes, inserts, grants, SET, sequences,
+functions, extensions, ...) are ignored without a word: dumps are full of them.
 """
 
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -142,13 +145,79 @@ def _parse(text: str, dialect: str, file: Path) -> _Parsed:
         except SqlglotError as exc:
             parsed.failures.append((line, str(exc).splitlines()[0][:200]))
             continue
-        if isinstance(expression, exp.Command) and chunk.lstrip().upper().startswith(
-            ("CREATE TABLE", "ALTER TABLE")
-        ):
-            parsed.failures.append((line, "not understood by the parser"))
+        problem = _not_understood(chunk, expression, dialect)
+        if problem is not None:
+            parsed.failures.append((line, problem))
             continue
         parsed.statements.append((line, expression))
     return parsed
+
+
+def _word_set(words: str) -> frozenset[str]:
+    return frozenset(words.split())
+
+
+#: The first word of statements that sqlglot keeps as an opaque `Command` (or misreads as an
+#: expression: `UNLOCK TABLES`) in some dialect and that are real statements, irrelevant to the
+#: schema (CREATE, ALTER, DROP and COMMENT ON: followed by one of COMMAND_KINDS).
+COMMAND_VERBS = _word_set(
+    "ABORT ALTER ANALYZE ATTACH BACKUP BEGIN CALL CHECKPOINT CLOSE CLUSTER COMMENT COMMIT COPY "
+    "CREATE DEALLOCATE DECLARE DELIMITER DESC DESCRIBE DETACH DISCARD DO DROP END EXEC EXECUTE "
+    "EXPLAIN FETCH FLUSH GET GO GRANT HANDLER IMPORT KILL LIST LISTEN LOAD LOCK MOVE MSCK "
+    "NOTIFY OPEN OPTIMIZE PREPARE PRINT PURGE PUT REASSIGN REFRESH REINDEX RELEASE REMOVE "
+    "RENAME REPAIR REPLACE RESET RESTORE REVOKE ROLLBACK SAVEPOINT SECURITY SET SHOW START "
+    "TABLE TRUNCATE UNDROP UNLISTEN UNLOCK USE VACUUM VALUES"
+)
+COMMAND_KINDS = _word_set(
+    "ACCESS AGGREGATE CAST CATALOG COLLATION COLUMN CONSTRAINT CONVERSION DATABASE DEFAULT "
+    "DICTIONARY DIRECTORY DOMAIN EVENT EXTENSION EXTERNAL FILE FOREIGN FUNCTION GROUP INDEX "
+    "INTEGRATION LANGUAGE LARGE LIBRARY LOGIN MACRO MASKING MATERIALIZED MODEL NETWORK "
+    "NOTIFICATION OPERATOR PACKAGE PIPE POLICY PROCEDURE PUBLICATION RESOURCE ROLE ROUTINE ROW "
+    "RULE SCHEMA SECRET SEQUENCE SERVER SESSION SHARE SNAPSHOT STAGE STATISTICS STREAM "
+    "SUBSCRIPTION SYNONYM SYSTEM TABLE TABLESPACE TAG TASK TEXT TRANSFORM TRIGGER TYPE USER "
+    "VIEW WAREHOUSE"
+)
+#: Words between CREATE, ALTER, DROP or COMMENT ON and the kind of object.
+_MODIFIERS = _word_set(
+    "ON OR REPLACE TEMP TEMPORARY GLOBAL LOCAL UNLOGGED IF NOT EXISTS UNIQUE SECURE TRANSIENT "
+    "VOLATILE RECURSIVE TRUSTED PROCEDURAL CONCURRENTLY SQL SECURITY DEFINER INVOKER "
+    "ALGORITHM UNDEFINED MERGE TEMPTABLE"
+)
+_WORD = re.compile(r"[A-Za-z_][A-Za-z_0-9]*")
+#: MySQL's DEFINER=`user`@`host` between CREATE and the kind of object.
+_DEFINER = re.compile(r"\bDEFINER\s*=\s*\S+", re.IGNORECASE)
+
+
+def _not_understood(chunk: str, expression: exp.Expr, dialect: str) -> str | None:
+    """Why a statement that parsed is not understood, or None when it is (read, or known and
+    irrelevant). sqlglot's fallback for what it cannot read is an opaque `Command`
+    (`CREATE TABL x (...)` is a CREATE command) or, for words that start no statement, an
+    expression (`HELLO WORLD` is a column alias): a table, a key or a description may be
+    lost there, so the statement is reported."""
+    first = _WORD.match(chunk)  # a chunk starts at its first token
+    verb = first.group(0).upper() if first else ""
+    dialect_class = sqlglot.Dialect.get_or_raise(dialect)
+    if isinstance(expression, exp.Command):
+        if verb not in COMMAND_VERBS:
+            return f"{verb or 'statement'}: not a statement the parser knows"
+        if verb in ("CREATE", "ALTER", "DROP", "COMMENT"):
+            tokens = dialect_class.tokenize(_DEFINER.sub(" ", chunk))
+            words = [t.text.upper() for t in tokens[1:12]]
+            kind = next((w for w in words if w not in _MODIFIERS), "")
+            if kind not in COMMAND_KINDS:
+                return f"{verb} {kind}".strip() + ": not a kind of object the parser knows"
+            if verb != "DROP" and kind in ("TABLE", "COLUMN"):
+                return "not understood by the parser"
+        return None
+    if isinstance(expression, exp.Query) or verb in COMMAND_VERBS:
+        return None
+    token = dialect_class.tokenizer_class.KEYWORDS.get(verb)
+    if (
+        token in dialect_class.parser_class.STATEMENT_PARSERS
+        or token in dialect_class.tokenizer_class.COMMANDS
+    ):
+        return None
+    return f"{verb or 'statement'}: not a SQL statement"
 
 
 def _split(text: str, dialect: str, file: Path) -> list[tuple[int, str]]:

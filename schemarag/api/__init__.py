@@ -26,10 +26,11 @@ Errors answered (all `{"error": {"code", "message", "field"}}`)::
     404 not_found, 405 method_not_allowed
     408 request_timeout       the body did not arrive within ApiOptions.body_timeout_s (field
                               "body"; a Content-Length larger than the body sent)
-    422 invalid_request       a field out of its limits (named in `field`), or a body that is
-                              not JSON, saying why (field "body")
+    400 invalid_json          a body that cannot be read as JSON, saying why (field "body")
+    422 invalid_request       JSON that fails validation: a field out of its limits (named in
+                              `field`), or not one object
     409 busy                  POST /v1/examples while another build holds the store (Retry-After)
-    422 body_too_large        the body is over ApiOptions.max_body_bytes (field "body"; for
+    413 body_too_large        the body is over ApiOptions.max_body_bytes (field "body"; for
                               /v1/examples, max_examples_body_bytes)
     501 not_configured        pooling, generation or examples asked for and not configured
     502 upstream_error        a language model call failed

@@ -4,7 +4,9 @@
 
 `code` is a stable machine-readable word, `message` a sentence for people, `field` the request
 field at fault or null. Validation errors, 401/404/405 from routing, errors raised by the
-middleware (auth, body size) and unexpected exceptions (500) all use it.
+middleware (auth, body size) and unexpected exceptions (500) all use it. A body that cannot be
+read as JSON is a 400 (`invalid_json`), JSON that fails validation a 422 (`invalid_request`),
+a body over the limit a 413 (`body_too_large`), as HTTP means them.
 """
 
 from __future__ import annotations
@@ -182,7 +184,7 @@ def install_error_handlers(app: FastAPI) -> None:
     async def http_error(request: Request, exc: Exception) -> JSONResponse:
         assert isinstance(exc, StarletteHTTPException)
         if exc.status_code == 400:  # FastAPI could not read the body (not UTF-8, say)
-            return error_response(422, "invalid_request", unreadable_body(exc.__cause__), "body")
+            return error_response(400, "invalid_json", unreadable_body(exc.__cause__), "body")
         code = STATUS_CODES.get(exc.status_code, "error")
         detail = exc.detail if isinstance(exc.detail, str) else code.replace("_", " ")
         if exc.status_code == 404:
@@ -193,7 +195,10 @@ def install_error_handlers(app: FastAPI) -> None:
 
     async def invalid(request: Request, exc: Exception) -> JSONResponse:
         assert isinstance(exc, RequestValidationError)
-        field, message = validation_details(exc.errors(), exc.body)
+        errors = exc.errors()
+        field, message = validation_details(errors, exc.body)
+        if any(error.get("type") == "json_invalid" for error in errors):
+            return error_response(400, "invalid_json", message, field)
         return error_response(422, "invalid_request", message, field)
 
     async def crashed(request: Request, exc: Exception) -> JSONResponse:

@@ -171,7 +171,7 @@ class Observe:
 class Guard:
     """Refuses, with the standard error body: requests without the right bearer key (when
     `api_key` is set; `is_open` paths excepted) with 401, bodies over `max_body_bytes` with
-    422 and bodies that have not arrived in full within `body_timeout_s` with 408 (a
+    413 and bodies that have not arrived in full within `body_timeout_s` with 408 (a
     Content-Length larger than the body sent), both naming the field `body`. The body is read
     here, up to the limit, and replayed to the app, so chunked uploads are held to the same
     limit and deadline as ones with a Content-Length. `path_limits`: paths with a body limit
@@ -210,7 +210,7 @@ class Guard:
         too_large = f"body: the request body must be at most {limit} bytes"
         declared = _header(scope, b"content-length")
         if declared is not None and declared.isdigit() and int(declared) > limit:
-            await send_error(send, 422, "body_too_large", too_large, "body")
+            await send_error(send, 413, "body_too_large", too_large, "body")
             return
         chunks: list[bytes] = []
         size = 0
@@ -227,7 +227,7 @@ class Guard:
             chunk = message.get("body", b"")
             size += len(chunk)
             if size > limit:
-                await send_error(send, 422, "body_too_large", too_large, "body")
+                await send_error(send, 413, "body_too_large", too_large, "body")
                 return
             chunks.append(chunk)
             if not message.get("more_body", False):

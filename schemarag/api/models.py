@@ -77,7 +77,13 @@ class RetrieveRequest(BaseModel):
 
     question: StrictStr = _question_field()
     top_databases: Integer = Field(5, ge=1, le=MAX_TOP_DATABASES, description="databases to return")
-    top_tables: Integer = Field(10, ge=1, le=MAX_TOP_TABLES, description="tables per database")
+    top_tables: Integer = Field(
+        10,
+        ge=1,
+        le=MAX_TOP_TABLES,
+        description="ranked tables per database; the bridge tables that join the chosen ones "
+        "come apart, in `bridges`",
+    )
     pool: StrictBool = Field(
         False,
         description="LLM-aided schema pooling over the top candidates; needs a pooling LLM "
@@ -93,11 +99,20 @@ class RankedTableOut(BaseModel):
     name: str
     score: float
     chosen: bool = Field(description="part of the joinable set proposed for generation")
-    bridge: bool = Field(description="added by foreign-key completion to join the chosen ones")
+    bridge: bool = Field(
+        description="on the foreign-key path that joins the chosen tables, not matched by the "
+        "question itself"
+    )
     family: dict[str, Any] | None = Field(
         None,
         description="when the table stands for a family of sharded tables (events_20240101, "
         "...): its pattern, member count, first and last member and suffix range",
+    )
+    joins: list[str] | None = Field(
+        None,
+        min_length=2,
+        max_length=2,
+        description="a bridge's only: the two tables its join path connects",
     )
 
 
@@ -106,7 +121,19 @@ class RankedDatabaseOut(BaseModel):
 
     db_id: str
     score: float
-    tables: list[RankedTableOut]
+    tables: list[RankedTableOut] = Field(
+        description="the best tables by score, at most `top_tables`, the chosen ones first"
+    )
+    bridges: list[RankedTableOut] = Field(
+        default_factory=list,
+        description="tables the join path of the chosen ones adds beyond `tables` (counted "
+        "in no limit)",
+    )
+    chosen_tables: list[str] = Field(
+        default_factory=list,
+        description="the chosen tables and every bridge, in join order: the schema that "
+        "generation is shown",
+    )
 
 
 class TableRef(BaseModel):

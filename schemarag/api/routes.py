@@ -56,10 +56,14 @@ EXAMPLES_PATH = "/v1/examples"
 
 def _errors(*statuses: int) -> dict[int | str, dict[str, Any]]:
     descriptions = {
+        400: "the body cannot be read as JSON (not JSON, not UTF-8, nested too deeply); the "
+        "message says why and where",
         401: "missing or wrong API key",
         408: "the request body did not arrive in full in time (a Content-Length larger than it)",
         409: "another build is running on the store; retry after it (Retry-After)",
-        422: "invalid request (the message names the field)",
+        413: "the body is over the server's size limit (SCHEMARAG_MAX_BODY_BYTES; "
+        "SCHEMARAG_MAX_EXAMPLES_BYTES for /v1/examples)",
+        422: "JSON that fails validation (the message names the field)",
         501: "not configured on this server",
         502: "a language model call failed",
         503: "no index loaded yet (the message says whether one is loading), or the vector "
@@ -132,7 +136,7 @@ def install_routes(
     @router.post(
         "/v1/retrieve",
         response_model=RetrieveResponse,
-        responses=_errors(401, 408, 422, 501, 502, 503),
+        responses=_errors(400, 401, 408, 413, 422, 501, 502, 503),
         summary="Rank the databases and tables for a question",
         tags=["retrieval"],
     )
@@ -172,7 +176,7 @@ def install_routes(
     @router.post(
         "/v1/generate",
         response_model=GenerateResponse,
-        responses=_errors(401, 408, 422, 501, 502, 503),
+        responses=_errors(400, 401, 408, 413, 422, 501, 502, 503),
         summary="Generate SQL for a question",
         tags=["generation"],
     )
@@ -223,7 +227,7 @@ def install_routes(
     @router.post(
         EXAMPLES_PATH,
         response_model=ExamplesResponse,
-        responses=_errors(401, 408, 409, 422, 501, 502, 503),
+        responses=_errors(400, 401, 408, 409, 413, 422, 501, 502, 503),
         summary="Add users' (question, SQL) examples to the knowledge base",
         tags=["index"],
     )

@@ -19,6 +19,7 @@ from schemagraph import (
     graph_stats,
     sample_database,
 )
+from schemagraph.traversals import walks_tried
 from schemarag.cli.common import (
     add_command,
     add_sources,
@@ -131,7 +132,8 @@ def cmd_stats(args: argparse.Namespace) -> int:
     started = time.perf_counter()
     catalog = load_sources(args)
     graph = build_graph(catalog)
-    traversals = enumerate_traversals(graph, traversal_config(args))
+    config = traversal_config(args)
+    traversals = enumerate_traversals(graph, config)
     elapsed = time.perf_counter() - started
     stats = graph_stats(graph)
     sizes = Counter(len(t.tables) for t in traversals)
@@ -142,6 +144,7 @@ def cmd_stats(args: argparse.Namespace) -> int:
         "traversals": len(traversals),
         "traversals_by_size": by_size,
         "traversals_by_kind": dict(sorted(kinds.items())),
+        "walks_tried": walks_tried(graph, config),
         "skipped": len(catalog.problems),
         "seconds": round(elapsed, 3),
     }
@@ -150,10 +153,15 @@ def cmd_stats(args: argparse.Namespace) -> int:
         return 0
     print(f"databases          {stats.databases}")
     print(f"tables             {stats.tables}")
-    print(f"foreign-key edges  {stats.foreign_key_edges}")
+    note = stats.foreign_key_note()
+    print(f"foreign-key edges  {stats.foreign_key_edges}" + (f"  ({note})" if note else ""))
     print(f"nodes / edges      {stats.nodes} / {stats.edges}  (root + databases + tables)")
-    sizes_text = ", ".join(f"{k} tables: {v}" for k, v in by_size.items())
-    print(f"traversals         {len(traversals)}  ({sizes_text}; {kinds['walk']} random walks)")
+    sizes_text = ", ".join(f"{counted(int(k), 'table')}: {v}" for k, v in by_size.items())
+    print(f"traversals         {len(traversals)}  ({sizes_text})")
+    print(
+        f"random walks       {report['walks_tried']} tried ({config.walks} per joined database),"
+        f" {kinds['walk']} new (the others' tables were enumerated already)"
+    )
     print(f"time               {elapsed:.2f} s")
     return 0
 

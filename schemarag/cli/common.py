@@ -202,7 +202,11 @@ def add_traversal_options(parser: argparse.ArgumentParser) -> None:
         help="most multi-table traversals per database",
     )
     parser.add_argument(
-        "--walks", type=int, default=defaults.walks, help="random walks per database"
+        "--walks",
+        type=int,
+        default=defaults.walks,
+        help=f"random walks tried per database (default {defaults.walks}); one is kept when "
+        "its tables were not enumerated already",
     )
     parser.add_argument("--seed", type=int, default=defaults.seed)
 

@@ -67,7 +67,8 @@ def cmd_demo(args: argparse.Namespace) -> int:
     stats = graph_stats(graph)
     print(
         f"{counted(stats.databases, 'database')}, {counted(stats.tables, 'table')}, "
-        f"{counted(stats.foreign_key_edges, 'foreign-key edge')}"
+        f"{counted(stats.foreign_keys, 'foreign key')} joining "
+        f"{counted(stats.foreign_key_edges, 'pair')} of tables"
     )
     config = TraversalConfig(seed=0)
     traversals = enumerate_traversals(graph, config)
@@ -121,11 +122,8 @@ def cmd_demo(args: argparse.Namespace) -> int:
     me, store = _invocation(), shlex.quote(_relative(args.store))
     print("\n== 4. SQL generation")
     if settings.llm_spec is None:
-        print(
-            "skipped: generation needs a language model. Set SCHEMARAG_LLM=anthropic:MODEL with "
-            "ANTHROPIC_API_KEY, or SCHEMARAG_LLM=openai:MODEL with SCHEMARAG_OPENAI_BASE_URL for "
-            f'a local server, then: {me} ask "QUESTION" --store {store} --execute'
-        )
+        for line in no_llm_lines(me, store):
+            print(line)
     else:
         print(f'run: {me} ask "{QUESTIONS[0]}" --store {store} --execute')
 
@@ -133,6 +131,26 @@ def cmd_demo(args: argparse.Namespace) -> int:
     for command in try_commands(me, store, shlex.quote(_relative(SPIDER_SAMPLE))):
         print(f"  {command}")
     return 0
+
+
+def no_llm_lines(me: str, store: str) -> list[str]:
+    """What to set for generation, the model run in process included (named by its path when
+    `benchmarks/fetch_local_model.py` has fetched one here)."""
+    fetched = sorted(Path(".schemarag/models").glob("*.gguf"))
+    local = shlex.quote(str(fetched[0])) if fetched else "PATH.gguf"
+    fetch = (
+        ""
+        if fetched
+        else "; `python benchmarks/fetch_local_model.py` fetches Qwen2.5-Coder-0.5B, 491 MB"
+    )
+    return [
+        "skipped: generation needs a language model. Set SCHEMARAG_LLM (or pass --llm SPEC):",
+        "  SCHEMARAG_LLM=anthropic:MODEL with ANTHROPIC_API_KEY",
+        "  SCHEMARAG_LLM=openai:MODEL with SCHEMARAG_OPENAI_BASE_URL (a local server)",
+        f"  SCHEMARAG_LLM=llamacpp:{local} (a GGUF model run in process: "
+        f"`pip install 'schemarag[local]'`{fetch})",
+        f'then: {me} ask "QUESTION" --store {store} --execute',
+    ]
 
 
 def try_commands(me: str, store: str, sample: str) -> list[str]:

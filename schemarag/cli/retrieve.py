@@ -12,7 +12,13 @@ from providers import (
     ProviderCache,
     spec_of_embedder,
 )
-from retriever import ABSTAIN_THRESHOLD, RetrievalResult, Retriever, StoreNotReadyError
+from retriever import (
+    ABSTAIN_THRESHOLD,
+    RankedTable,
+    RetrievalResult,
+    Retriever,
+    StoreNotReadyError,
+)
 from schemarag.cli.common import add_command, at_least, fraction, print_json, question_text
 from schemarag.settings import Settings
 
@@ -22,7 +28,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("question", type=question_text, help="the question, in quotes")
     add_retriever_options(parser)
     parser.add_argument("--top-databases", type=at_least(1), default=5, help="databases to show")
-    parser.add_argument("--top-tables", type=at_least(1), default=10, help="tables per database")
+    parser.add_argument(
+        "--top-tables",
+        type=at_least(1),
+        default=10,
+        help="ranked tables per database (default 10); the bridge tables that join the chosen "
+        "ones are listed apart, after them",
+    )
     parser.add_argument(
         "--examples", type=at_least(0), default=3, help="few-shot examples to return"
     )
@@ -150,14 +162,16 @@ def describe(result: RetrievalResult) -> list[str]:
     for rank, db in enumerate(result.databases, 1):
         lines.append(f"{rank}. {db.db_id}  score {db.score:.3f}")
         for table in db.tables:
-            mark = " [bridge]" if table.bridge else (" *" if table.chosen else "")
+            if table.joins is not None:
+                mark = f" [bridge: joins {table.joins[0]} to {table.joins[1]}]"
+            else:
+                mark = " *" if table.chosen else ""
             lines.append(f"     {table.name}  {table.score:.3f}{mark}")
-            if table.family:
-                family, (low, high) = table.family, table.family["range"]
-                lines.append(
-                    f"       family {family['pattern']}: {family['tables']} tables, "
-                    f"{low} to {high}; this is the newest"
-                )
+            lines.extend(_family(table))
+        for table in db.bridges:
+            joins = f" (joins {table.joins[0]} to {table.joins[1]})" if table.joins else ""
+            lines.append(f"     + bridge: {table.name}{joins}")
+            lines.extend(_family(table))
     if result.examples:
         lines.append("few-shot examples:")
         for ex in result.examples:
@@ -166,3 +180,13 @@ def describe(result: RetrievalResult) -> list[str]:
     timings = ", ".join(f"{k} {v:.1f}" for k, v in result.timings.items())
     lines.append(f"timings (ms): {timings}")
     return lines
+
+
+def _family(table: RankedTable) -> list[str]:
+    if not table.family:
+        return []
+    family, (low, high) = table.family, table.family["range"]
+    return [
+        f"       family {family['pattern']}: {family['tables']} tables, "
+        f"{low} to {high}; this is the newest"
+    ]

@@ -98,7 +98,7 @@ def test_limits_on_count_fields_and_body_size(
         for body, field in cases:
             assert_error(client.post("/v1/examples", json=body), 422, "invalid_request", field)
         big = {"examples": [GOOD] * 40}  # ~5 KB: over this route's limit
-        error = assert_error(client.post("/v1/examples", json=big), 422, "body_too_large", "body")
+        error = assert_error(client.post("/v1/examples", json=big), 413, "body_too_large", "body")
         assert "4096" in error["message"]
         # the route's own limit is not the other routes' (32 KiB by default)
         long_question = {"question": "How many singers are there? " * 200}

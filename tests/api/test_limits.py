@@ -1,4 +1,5 @@
-"""Input limits: each one answers 422 with the standard body naming the field at fault."""
+"""Input limits: JSON that fails validation answers 422, a body that is not JSON 400 and a body
+over the size limit 413, each with the standard body naming the field at fault."""
 
 from __future__ import annotations
 
@@ -93,13 +94,13 @@ def test_a_longest_question_fits_the_body_limit_even_fully_escaped(client: TestC
     assert response.status_code == 200, response.text
 
 
-def test_body_over_the_limit_is_422_naming_body(serve: Serve, built_store: Path) -> None:
+def test_body_over_the_limit_is_413_naming_body(serve: Serve, built_store: Path) -> None:
     with serve(built_store, options=ApiOptions(max_body_bytes=2048)) as client:
         big = json.dumps({"question": "z" * 3000}).encode()
         response = client.post(
             "/v1/retrieve", content=big, headers={"Content-Type": "application/json"}
         )
-        error = assert_error(response, 422, "body_too_large", "body")
+        error = assert_error(response, 413, "body_too_large", "body")
         assert "2048 bytes" in error["message"]
 
         def chunks() -> Iterator[bytes]:  # no Content-Length: counted while reading
@@ -110,28 +111,43 @@ def test_body_over_the_limit_is_422_naming_body(serve: Serve, built_store: Path)
         response = client.post(
             "/v1/retrieve", content=chunks(), headers={"Content-Type": "application/json"}
         )
-        assert_error(response, 422, "body_too_large", "body")
+        assert_error(response, 413, "body_too_large", "body")
         assert client.post("/v1/retrieve", json={"question": OK}).status_code == 200
 
 
+def test_a_200_kb_body_is_413_and_a_body_not_json_400(client: TestClient) -> None:
+    """What clients and proxies expect: 413 for too large, 400 for unparseable JSON, 422 only
+    for JSON that fails validation."""
+    headers = {"Content-Type": "application/json"}
+    big = json.dumps({"question": OK, "pad": "x" * 200_000})
+    response = client.post("/v1/retrieve", content=big, headers=headers)
+    assert_error(response, 413, "body_too_large", "body")
+    response = client.post("/v1/retrieve", content=b"{oops", headers=headers)
+    assert_error(response, 400, "invalid_json", "body")
+    response = client.post("/v1/retrieve", json={"question": OK, "top_tables": 0})
+    assert_error(response, 422, "invalid_request", "top_tables")
+
+
 @pytest.mark.parametrize(
-    ("content", "headers"),
+    ("content", "headers", "status", "code"),
     [
-        (b'{"question": "unterminated', {"Content-Type": "application/json"}),
-        (b"[1, 2, 3]", {"Content-Type": "application/json"}),
-        (b"question=hello", {"Content-Type": "application/x-www-form-urlencoded"}),
-        (b"", {"Content-Type": "application/json"}),
+        (b'{"question": "unterminated', {"Content-Type": "application/json"}, 400, "invalid_json"),
+        (b"[1, 2, 3]", {"Content-Type": "application/json"}, 422, "invalid_request"),
+        (
+            b"question=hello",
+            {"Content-Type": "application/x-www-form-urlencoded"},
+            422,
+            "invalid_request",
+        ),
+        (b"", {"Content-Type": "application/json"}, 422, "invalid_request"),
     ],
 )
-def test_malformed_bodies_are_422_naming_body(
-    client: TestClient, content: bytes, headers: dict[str, str]
+def test_malformed_bodies_are_400_or_422_naming_body(
+    client: TestClient, content: bytes, headers: dict[str, str], status: int, code: str
 ) -> None:
-    assert_error(
-        client.post("/v1/retrieve", content=content, headers=headers),
-        422,
-        "invalid_request",
-        "body",
-    )
+    """400: the body cannot be read as JSON; 422: it can, and is not the object asked for."""
+    response = client.post("/v1/retrieve", content=content, headers=headers)
+    assert_error(response, status, code, "body")
 
 
 @pytest.mark.parametrize(
@@ -170,6 +186,6 @@ def test_unreadable_bodies_say_what_is_wrong(
     response = client.post(
         "/v1/retrieve", content=content, headers={"Content-Type": "application/json"}
     )
-    message = assert_error(response, 422, "invalid_request", "body")["message"]
+    message = assert_error(response, 400, "invalid_json", "body")["message"]
     assert words in message
     assert "send UTF-8 JSON" not in message or words == "not UTF-8"

@@ -44,9 +44,8 @@ def test_retrieve_equals_the_cli_json(
     assert set(api["timings"]) == set(cli["timings"])
     RetrieveResponse.model_validate(api)  # the published schema matches the library result
     assert len(api["databases"]) == 3
-    assert all(
-        len(db["tables"]) <= 4 or any(t["bridge"] for t in db["tables"]) for db in api["databases"]
-    )
+    assert all(1 <= len(db["tables"]) <= 4 for db in api["databases"])
+    assert all(t["bridge"] and t["joins"] for db in api["databases"] for t in db["bridges"])
 
 
 def test_index_describes_the_served_build(serve: Serve, built_store: Path) -> None:
@@ -74,6 +73,17 @@ def test_openapi_and_docs_are_served(serve: Serve, built_store: Path) -> None:
     question = schema["components"]["schemas"]["RetrieveRequest"]["properties"]["question"]
     assert question["maxLength"] == 2000 and question["minLength"] == 1
     assert "401" in paths["/v1/retrieve"]["post"]["responses"]
+    # the statuses a body can get, as HTTP means them, declared on every route that takes one
+    for path in ("/v1/retrieve", "/v1/generate", "/v1/examples"):
+        responses = paths[path]["post"]["responses"]
+        assert {"400", "413", "422"} <= set(responses), path
+        assert "JSON" in responses["400"]["description"]
+        assert "size limit" in responses["413"]["description"]
+        assert responses["422"]["content"]["application/json"]["schema"] == {
+            "$ref": "#/components/schemas/ErrorBody"
+        }
+    bridges = schema["components"]["schemas"]["RankedDatabaseOut"]["properties"]["bridges"]
+    assert bridges["items"] == {"$ref": "#/components/schemas/RankedTableOut"}
 
 
 def test_pool_true_uses_the_server_llm(serve: Serve, built_store: Path) -> None:

@@ -61,6 +61,27 @@ def test_graph_stats_json(sample_dir: Path, capsys: pytest.CaptureFixture[str]) 
     data = json.loads(capsys.readouterr().out)
     assert data["databases"] == 8 and data["tables"] == 53
     assert data["traversals"] == sum(data["traversals_by_size"].values())
+    assert (data["foreign_keys"], data["foreign_key_edges"], data["parallel_keys"]) == (45, 43, 2)
+    assert data["walks_tried"] == 32 and data["traversals_by_kind"].get("walk", 0) == 0
+
+
+def test_graph_stats_says_why_its_counts_differ_from_catalog_show(
+    sample_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["catalog", "show", f"spider:{sample_dir}"]) == 0
+    assert "45 foreign keys" in capsys.readouterr().out
+    assert main(["graph", "stats", f"spider:{sample_dir}"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert (
+        "foreign-key edges  43  (45 foreign keys: 2 join a pair of tables already joined)" in lines
+    )
+    assert "traversals         139  (1 table: 53, 2 tables: 43, 3 tables: 43)" in lines
+    assert (
+        "random walks       32 tried (4 per joined database), 0 new "
+        "(the others' tables were enumerated already)"
+    ) in lines
+    assert main(["graph", "stats", f"spider:{sample_dir}", "--walks", "0"]) == 0
+    assert "random walks       0 tried" in capsys.readouterr().out
 
 
 def test_graph_walks_prints_serialized_traversals(
@@ -134,6 +155,8 @@ def test_demo_builds_the_sample_index_and_is_incremental_on_rerun(tmp_path: Path
     assert "questions in index" in result.stdout
     assert "-> pets_1" in result.stdout and "-> concert_singer" in result.stdout
     assert "generation needs a language model" in result.stdout
+    assert "SCHEMARAG_LLM=llamacpp:PATH.gguf" in result.stdout  # as `ask` names it
+    assert "python benchmarks/fetch_local_model.py" in result.stdout
     again = run("demo", env=env, cwd=tmp_path)
     assert again.returncode == 0, again.stderr
     assert "index up to date" in again.stdout
@@ -189,3 +212,17 @@ def test_server_layout_flags_are_checked_before_building(
     assert message in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1
     assert not (store / "builds").exists()
+
+
+def test_demo_names_a_fetched_local_model_by_its_path(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from schemarag.cli.demo import no_llm_lines
+
+    monkeypatch.chdir(tmp_path)
+    assert "llamacpp:PATH.gguf" in "\n".join(no_llm_lines("schemarag", "kb"))
+    (tmp_path / ".schemarag" / "models").mkdir(parents=True)
+    (tmp_path / ".schemarag" / "models" / "tiny.gguf").write_bytes(b"GGUF")
+    text = "\n".join(no_llm_lines("schemarag", "kb"))
+    assert "SCHEMARAG_LLM=llamacpp:.schemarag/models/tiny.gguf" in text
+    assert "fetch_local_model" not in text

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from retriever.completion import complete_tables, fk_adjacency
+from retriever.completion import complete_tables, fk_adjacency, join_paths
 from retriever.tables import ForeignKeyRef, TableEntry
 
 
@@ -65,3 +65,21 @@ def test_a_table_without_a_path_stays_alone() -> None:
 def test_self_references_and_unknown_targets_are_ignored() -> None:
     graph = fk_adjacency([_entry("t", "t", "missing")])
     assert graph == {"t": set()}
+
+
+def test_join_paths_say_which_tables_each_bridge_joins() -> None:
+    assert join_paths(GRAPH, ["a", "d", "student", "pets"]) == [
+        ("a", None),
+        ("d", None),
+        ("b", ("a", "d")),
+        ("c", ("a", "d")),
+        ("student", None),
+        ("pets", None),
+        ("has_pet", ("student", "pets")),
+    ]
+    # a bridge chosen later is chosen: nothing joins it
+    assert join_paths(GRAPH, ["student", "pets", "has_pet"]) == [
+        ("student", None),
+        ("pets", None),
+        ("has_pet", None),
+    ]

@@ -159,7 +159,7 @@ def test_bench_recall_docs_builds_the_index_with_the_descriptions(
     args = ["bench", "recall", "--tables", str(bird / "tables.json"), "--questions", str(questions),
             "--embedder", "hashing", "--cache-dir", str(cache)]  # fmt: skip
     assert main([*args, "--docs", str(notes)]) == 0
-    assert "1 description match no database" in capsys.readouterr().err
+    assert "1 description matches no database" in capsys.readouterr().err
     (folder,) = cache.iterdir()
     with Retriever.open(str(folder), HashingEmbedder(512)) as retriever:
         kct = next(e for e in retriever.entries if e.table == "Examination")

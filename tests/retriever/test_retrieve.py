@@ -77,6 +77,39 @@ def test_bridge_tables_are_added_and_marked(retriever: Retriever) -> None:
     assert set(best.chosen_tables) == {"Student", "Has_Pet", "Pets"}
 
 
+@pytest.mark.parametrize("top", [1, 2, 3, 10])
+def test_top_tables_bounds_the_ranked_tables_and_bridges_come_apart(
+    retriever: Retriever, top: int
+) -> None:
+    # cars_data and countries are joined by car_names, model_list and car_makers
+    result = retriever.retrieve("What is the horsepower of cars from countries in europe?", 2, top)
+    for db in result.databases:
+        assert 1 <= len(db.tables) <= top
+        assert [t.score for t in db.tables] == sorted((t.score for t in db.tables), reverse=True)
+        names = {t.name for t in db.tables}
+        assert not names & {t.name for t in db.bridges}
+        assert all(t.bridge and t.joins and not t.chosen for t in db.bridges)
+        chosen = [t.name for t in db.tables if t.chosen]
+        assert set(db.chosen_tables) == {*chosen, *(t.name for t in db.tables if t.bridge)} | {
+            t.name for t in db.bridges
+        }
+    car = result.databases[0]
+    assert car.db_id == "car_1"
+    if top == 2:
+        assert [t.name for t in car.tables] == ["cars_data", "countries"]
+        assert {t.name: t.joins for t in car.bridges} == {
+            "car_names": ("cars_data", "countries"),
+            "model_list": ("cars_data", "countries"),
+            "car_makers": ("cars_data", "countries"),
+        }
+    if top == 10:  # every bridge is among the ranked tables, marked there
+        assert not car.bridges
+        assert {t.name for t in car.tables if t.bridge} == {"car_names", "model_list", "car_makers"}
+    data = result.as_dict()["databases"][0]
+    assert [t["name"] for t in data["bridges"]] == [t.name for t in car.bridges]
+    assert data["chosen_tables"] == list(car.chosen_tables)
+
+
 def test_few_shot_examples_come_from_the_chosen_database(retriever: Retriever) -> None:
     result = retriever.retrieve("How many pets are heavier than 10?")
     assert result.examples

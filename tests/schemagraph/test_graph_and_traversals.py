@@ -27,6 +27,7 @@ from schemagraph import (
     graph_stats,
     load_spider,
 )
+from schemagraph.traversals import walks_tried
 
 
 def make_db(db_id: str, n_tables: int, edges: list[tuple[int, int]]) -> Database:
@@ -226,3 +227,38 @@ def test_bad_arguments_are_errors_naming_them() -> None:
     graph = build_graph(Catalog((make_db("d", 2, [(0, 1)]),)))
     with pytest.raises(TraversalError, match="unknown database 'nope'"):
         enumerate_traversals(graph, databases=["nope"])
+
+
+@given(catalogs(), configs)
+@settings(max_examples=60, deadline=None)
+def test_every_foreign_key_is_counted_as_an_edge_a_parallel_key_or_a_self_reference(
+    catalog: Catalog, config: TraversalConfig
+) -> None:
+    graph = build_graph(catalog)
+    stats = graph_stats(graph)
+    keys = [(db.id, fk) for db in catalog for fk in db.foreign_keys]
+    assert stats.foreign_keys == len(keys)
+    assert stats.self_references == sum(1 for _, fk in keys if fk.table == fk.ref_table)
+    assert stats.foreign_keys == (
+        stats.foreign_key_edges + stats.parallel_keys + stats.self_references
+    )
+    assert (stats.foreign_key_note() == "") == (stats.foreign_keys == stats.foreign_key_edges)
+    walks = sum(1 for t in enumerate_traversals(graph, config) if t.kind == "walk")
+    assert walks <= walks_tried(graph, config)
+    joined = sum(1 for db in catalog if any(fk.table != fk.ref_table for fk in db.foreign_keys))
+    assert walks_tried(graph, config) == config.walks * joined
+
+
+def test_the_foreign_key_note_says_why_keys_and_edges_differ() -> None:
+    # t0 -> t1 and t1 -> t0 (one pair, two keys), t1 -> t1 (a self-reference), t1 -> t2
+    db = make_db("db", 3, [(0, 1), (1, 0), (1, 1), (1, 2)])
+    stats = graph_stats(build_graph(Catalog((db,))))
+    assert (stats.foreign_keys, stats.foreign_key_edges) == (4, 2)
+    assert stats.foreign_key_note() == (
+        "4 foreign keys: 1 joins a pair of tables already joined; 1 references its own table"
+    )
+
+
+def test_graph_stats_counts_the_foreign_keys_catalog_show_counts(sample_dir: Path) -> None:
+    sample = graph_stats(build_graph(load_spider(sample_dir)))
+    assert sample.foreign_key_note() == "45 foreign keys: 2 join a pair of tables already joined"

@@ -1,0 +1,49 @@
+"""`schemarag retrieve`: `--top-tables` bounds the ranked tables; bridges are listed apart."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from providers import HashingEmbedder
+from schemagraph import load_spider
+from schemarag.cli import main
+from tests.retriever.conftest import RECORDS, write_store
+
+QUESTION = "What is the horsepower of cars from countries in europe?"
+
+
+@pytest.fixture(scope="module")
+def store(sample_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> str:
+    root = tmp_path_factory.mktemp("kb") / "kb"
+    return str(write_store(root, load_spider(sample_dir), HashingEmbedder(256), RECORDS))
+
+
+def test_top_tables_shows_that_many_tables_and_names_the_bridges(
+    store: str, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("SCHEMARAG_CACHE", str(tmp_path / "cache.sqlite"))
+    argv = ["retrieve", QUESTION, "--store", store, "--embedder", "hashing:256"]
+    assert main([*argv, "--top-databases", "1", "--top-tables", "2"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("1. car_1"))
+    listed = lines[start + 1 : start + 6]
+    assert [line.split()[0] for line in listed[:2]] == ["cars_data", "countries"]
+    assert sorted(listed[2:]) == [
+        f"     + bridge: {t} (joins cars_data to countries)"
+        for t in ("car_makers", "car_names", "model_list")
+    ]
+    assert main([*argv, "--top-databases", "1", "--top-tables", "2", "--json"]) == 0
+    (car,) = json.loads(capsys.readouterr().out)["databases"]
+    assert [t["name"] for t in car["tables"]] == ["cars_data", "countries"]
+    assert {t["name"] for t in car["bridges"]} == {"car_makers", "car_names", "model_list"}
+    assert set(car["chosen_tables"]) == {"cars_data", "countries"} | {
+        t["name"] for t in car["bridges"]
+    }
+    # with room for them, the bridges are among the ranked tables, marked there
+    assert main([*argv, "--top-databases", "1", "--top-tables", "10"]) == 0
+    out = capsys.readouterr().out
+    assert "+ bridge:" not in out
+    assert "car_makers" in out and "[bridge: joins cars_data to countries]" in out
