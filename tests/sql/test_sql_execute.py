@@ -165,8 +165,8 @@ SLOW_SINGLE_CALLS = {
         ErrorKind.TIMEOUT,
     ),
     "json_patch": (
-        f"SELECT json_patch((SELECT json_group_object(x, x) FROM {_numbers(20000)}), "
-        f"(SELECT json_group_object(x + 20000, x) FROM {_numbers(20000)}))",
+        f"SELECT json_patch((SELECT json_group_object(x, x) FROM {_numbers(80000)}), "
+        f"(SELECT json_group_object(x + 80000, x) FROM {_numbers(80000)}))",
         ErrorKind.TIMEOUT,
     ),
     # Over the engine's length limit: refused by SQLite at once.
