@@ -233,7 +233,7 @@ def singular(phrase: str) -> str:
 
 def _plural_word(word: str) -> str:
     low = word.lower()
-    if not low.isalpha() or low in UNCOUNTABLE or word.isupper():
+    if not low.isalpha() or low in UNCOUNTABLE or word.isupper() or len(word) < 2:
         return word if not word.isupper() or len(word) < 2 else word + "s"
     if low in _IRREGULAR:
         return _IRREGULAR[low]
