@@ -105,6 +105,10 @@ def make_chain_runner(
                 "buckets_final": {b.name: b.contribution for b in final.buckets},
                 **_by_iteration(chain, iterations),
             }
+            # valid SQL, whether or not its question says it (`accept` asked both)
+            stats["iter_valid"] = {
+                str(i): int(validate(a.sql).ok) for i, a in enumerate(chain.attempts)
+            }
             pair = chain.final
             check = validate(pair.sql)
             if not check.ok and repair_llm is not None:
