@@ -95,6 +95,8 @@ _ASC = (
     "youngest",
     *ASC_ORDER_WORDS,
 )
+_COUNT_DESC = ("most", "largest number", "highest number", "greatest number", "most common")
+_COUNT_ASC = ("fewest", "smallest number", "lowest number", "least common")
 _LABEL_VERBS = ("named", "called")
 
 UNSAID = "question does not say what the SQL does"
@@ -147,6 +149,23 @@ class _Words:
     def any(self, phrases: Iterable[str]) -> bool:
         return any(self.has(p) for p in phrases)
 
+    def spans(self, phrase: str) -> list[tuple[int, int]]:
+        """(start, end) token positions of each occurrence of `phrase`."""
+        tokens = _tokens(phrase)
+        n = len(tokens)
+        if not n:
+            return []
+        return [
+            (i, i + n) for i in range(len(self.tokens) - n + 1) if self.tokens[i : i + n] == tokens
+        ]
+
+    def near(self, first: Iterable[str], then: Iterable[str], gap: int) -> bool:
+        """Whether a phrase of `first` is followed by one of `then` with at most `gap` tokens
+        between them ("the lowest average age": "lowest" then "average", gap 0)."""
+        ends = [e for p in first for _, e in self.spans(p)]
+        starts = [b for p in then for b, _ in self.spans(p)]
+        return any(0 <= b - e <= gap for e in ends for b in starts)
+
 
 @lru_cache(maxsize=65536)
 def _tokens(text: str) -> tuple[str, ...]:
@@ -168,7 +187,10 @@ class _Column:
         """The words a question may name this column by: its words, their short form, and
         for a key, the entity it identifies."""
         info = self.info
-        names = [info.words, info.short]
+        own = (
+            self.table.singular
+        )  # "stadium capacity": another table's column, as the templates say it
+        names = [info.words, info.short, f"{own} {info.short}", f"{own} {info.words}"]
         if info.flag:
             names += [_flag_words(info.words)]
         if info.key:  # "stadium" for Stadium_ID; the table's nouns for its own key
@@ -260,8 +282,13 @@ class _Checker:
                 self.need(self.q.any(DISTINCT_WORDS), part, node, "distinct / different")
                 self.need(self.names(column), part, node, "the column")
             return
-        self.need(self.q.any(_agg_words(func, column)), part, node, f"the {func.lower()} word")
+        words = _agg_words(func, column)
+        self.need(self.q.any(words), part, node, f"the {func.lower()} word")
         self.need(self.names(column), part, node, "the column")
+        if column is not None and self.q.any(words) and self.names(column):
+            # "the average, minimum and maximum age": each word before its column
+            near = self.q.near(words, column.names, 4)
+            self.need(near, part, node, f"the {func.lower()} word before the column")
 
     # -- conditions --------------------------------------------------------------------------
 
@@ -320,13 +347,14 @@ class _Checker:
             self.need(self.names(column) or self.implied(column), part, node, "the column")
             return
         if op == "!=":
-            self.need(self.q.any(NEGATION_WORDS), part, node, "the negation")
+            negated = self.q.near(NEGATION_WORDS, (value,), 1)
+            self.need(negated, part, node, "the negation before the value")
             self.need(self.names(column) or self.implied(column), part, node, "the column")
             return
         words = _compare_words(op, column)
         if isinstance(aggregate, exp.Count):
             words = (*words, *COUNT_COMPARE[op])
-        self.need(self.q.any(words), part, node, "the comparison")
+        self.need(self.q.near(words, (value,), 1), part, node, "the comparison before the value")
         aged = column is not None and "age" in column.words and self.q.any(AGE_COMPARE.get(op, ()))
         self.need(self.names(column) or aged, part, node, "the column")
 
@@ -361,16 +389,22 @@ class _Checker:
         """`x op (SELECT AGG(x) FROM t)`."""
         funcs = [_AGGREGATES[type(n)] for n in subquery.expressions if type(n) in _AGGREGATES]
         func = funcs[0] if funcs else ""
+        names = column.names if column is not None else ()
         if func == "AVG":
             self.need(self.q.any(AGG_WORDS["AVG"]), part, node, "the average")
             if op != "=":
                 words = (*_compare_words(op, column), "above" if ">" in op else "below")
-                self.need(self.q.any(words), part, node, "the comparison")
-        elif func in ("MIN", "MAX") and op == "=":
-            self.need(self.q.any(_agg_words(func, column)), part, node, "the superlative")
+                near = self.q.near(words, AGG_WORDS["AVG"], 2)
+                self.need(near, part, node, "the comparison before the average")
         elif func in ("MIN", "MAX"):
-            self.need(self.q.any(_agg_words(func, column)), part, node, "the superlative")
-            self.need(self.q.any(_compare_words(op, column)), part, node, "the comparison")
+            words = _agg_words(func, column)
+            said = self.q.near(words, names, 1) or self.q.near(
+                names, [f"is the {w}" for w in words], 0
+            )
+            self.need(said, part, node, "the superlative of the column")
+            if op != "=":
+                near = self.q.near(_compare_words(op, column), words, 2)
+                self.need(near, part, node, "the comparison")
         else:
             self.need(False, part, node, "a subquery the checker cannot read")
         self.need(self.names(column), part, node, "the column")
@@ -396,6 +430,9 @@ class _Checker:
         values = [_literal(v) for v in inner.expressions]
         for value in values:
             self.need(value is not None and self.q.has(value), part, node, f"the value {value!r}")
+        if negated and values and values[0] is not None:
+            near = self.q.near(NEGATION_WORDS, (values[0],), 2)
+            self.need(near, part, node, "the negation before the values")
         self.need(self.names(column) or self.implied(column), part, node, "the column")
 
     def between(
@@ -406,7 +443,9 @@ class _Checker:
             value = _literal(bound) if bound is not None else None
             self.need(value is not None and self.q.has(value), part, node, f"the bound {value!r}")
         low, high = (_literal(inner.args.get(k)) for k in ("low", "high"))
-        written = self.q.any(RANGE_WORDS) or self.q.has(f"{low} to {high}")
+        bounds = (f"{low} and {high}", f"{low} to {high}")
+        self.need(self.q.any(bounds), part, node, "the bounds together")
+        written = self.q.near((*RANGE_WORDS, "from"), bounds, 1)
         self.need(written, part, node, "between / the range")
         if negated:
             self.need(self.q.any((*NEGATION_WORDS, "outside")), part, node, "the negation")
@@ -422,7 +461,8 @@ class _Checker:
         self.need(bool(text) and self.q.has(text), part, node, f"the text {text!r}")
         prefix = not pattern.startswith("%")
         words = PREFIX_WORDS if prefix else LIKE_WORDS
-        self.need(self.q.any(words), part, node, "starts with" if prefix else "contains")
+        said = self.q.near(words, (text,), 1) or self.q.near((text,), ("in their",), 0)
+        self.need(said, part, node, "starts with" if prefix else "contains")
         if negated:
             self.need(self.q.any(NEGATION_WORDS), part, node, "the negation")
         self.need(self.names(column), part, node, "the column")
@@ -451,6 +491,12 @@ class _Checker:
             else:
                 direction = _DESC if desc else _ASC
                 self.need(self.q.any(direction), "order", ordered, "the superlative's direction")
+                self.need(
+                    self.superlative(aggregate, column, scope, desc),
+                    "order",
+                    ordered,
+                    "the superlative next to the sort key",
+                )
                 if limit > 1:
                     self.need(self.q.has(str(limit)), "limit", f"LIMIT {limit}", "the number")
             if aggregate is not None:
@@ -464,6 +510,26 @@ class _Checker:
                 continue
             adjective = column is not None and self.q.any(_adjectives(column, desc))
             self.need(self.names(column) or adjective, "order", ordered, "the sort key")
+
+    def superlative(
+        self, aggregate: exp.Expr | None, column: _Column | None, scope: _Scope, desc: bool
+    ) -> bool:
+        """ORDER BY ... LIMIT said where it applies: "the lowest average age", "the most
+        concerts", "the highest capacity", "the oldest", "the top 3 ... by capacity"."""
+        direction = _DESC if desc else _ASC
+        if isinstance(aggregate, exp.Count) and not isinstance(aggregate.this, exp.Distinct):
+            counted = _COUNT_DESC if desc else _COUNT_ASC
+            top = desc and self.q.has("top") and self.q.has("by number")
+            return top or self.q.any(counted) or self.q.near(direction, COUNT_WORDS, 1)
+        if aggregate is not None:
+            column = scope.column(aggregate.this)
+            func = _AGGREGATES[type(aggregate)]
+            return self.q.near(direction, _agg_words(func, column), 1)
+        if column is None:
+            return True
+        top = desc and self.q.has("top") and self.q.near(("by",), column.names, 0)
+        adjective = self.q.any(_adjectives(column, desc))
+        return top or adjective or self.q.near(direction, column.names, 1)
 
 
 class _Scope:

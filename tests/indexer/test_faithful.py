@@ -238,6 +238,24 @@ def test_a_question_that_says_it_all_passes(concerts: Database, question: str, s
     _passes(question, sql, concerts)
 
 
+def test_each_word_must_qualify_its_own_part_of_the_query(concerts: Database) -> None:
+    """A superlative, comparison or aggregate word elsewhere in the question does not say this
+    part: "lowest average age" does not say ORDER BY AVG(Age) DESC because "highest" is said
+    of the release year."""
+    sql = (
+        "SELECT Country, AVG(Age) FROM singer "
+        "WHERE Song_release_year = (SELECT MAX(Song_release_year) FROM singer) "
+        "GROUP BY Country HAVING COUNT(*) > 2 ORDER BY AVG(Age) {direction} LIMIT 1"
+    )
+    question = (
+        "Among the countries with more than 2 singers, which country has the {which} average "
+        "age among singers with the highest song release year?"
+    )
+    _passes(question.format(which="highest"), sql.format(direction="DESC"), concerts)
+    missing = _fails(question.format(which="lowest"), sql.format(direction="DESC"), concerts)
+    assert any(m.startswith("ORDER AVG(Age) DESC") for m in missing), missing
+
+
 def test_sql_that_is_not_one_select_fails(concerts: Database) -> None:
     assert not says_what_sql_does("How many singers?", "SELECT COUNT(*) FROM", concerts).ok
     union = "SELECT Name FROM singer UNION SELECT Name FROM stadium"
