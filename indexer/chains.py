@@ -1,9 +1,12 @@
 """From one traversal to its knowledge-base records: ICRL chains, validation, one repair.
 
 `make_chain_runner` composes the synthesis half (synthesizer, feedback producer, ICRL loop) with
-validation against the catalog and the data. Each chain's final pair is validated; an invalid one
-is repaired once by an LLM when one is configured, or dropped; duplicates of a question already
-kept for the traversal are dropped. Every record carries the stats the build report adds up.
+validation against the catalog and the data, and the check that each question says what its SQL
+does (`indexer.faithful`): a chain keeps its newest attempt that is valid and said, so an attempt
+whose question leaves part of its query out is passed over. Each chain's final pair is validated;
+an invalid one is repaired once by an LLM when one is configured, or dropped, and so is one whose
+question does not say what its SQL does; duplicates of a question already kept for the
+traversal are dropped. Every record carries the stats the build report adds up.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ from collections import Counter
 from typing import Any
 
 from indexer.build import ChainRunner
+from indexer.faithful import UNSAID, says_what_sql_does
 from indexer.feedback import LLMFeedback, RuleFeedback
 from indexer.icrl import ChainResult, run_icrl
 from indexer.llm_synthesizer import LLMSynthesizer
@@ -63,6 +67,16 @@ def make_chain_runner(
                 checked[sql] = validate_sql(db, sql, execute_sql=execute_sql)
             return checked[sql]
 
+        said: dict[tuple[str, str], bool] = {}
+
+        def says(pair: QAPair) -> bool:
+            """Whether the question says what its (valid) SQL does (`indexer.faithful`)."""
+            key = (pair.question, pair.sql)
+            if key not in said:
+                tree = validate(pair.sql).tree
+                said[key] = tree is not None and says_what_sql_does(pair.question, tree, db).ok
+            return said[key]
+
         def score(sql: str) -> Reward:
             """The reward, from the tree validation parsed (one parse per attempt)."""
             tree = validate(sql).tree
@@ -75,7 +89,7 @@ def make_chain_runner(
             request,
             iterations=iterations,
             chains=chains,
-            accept=lambda pair: validate(pair.sql).ok,
+            accept=lambda pair: validate(pair.sql).ok and says(pair),
             scorer=score,
         )
         records: list[dict[str, Any]] = []
@@ -91,6 +105,10 @@ def make_chain_runner(
                 "buckets_final": {b.name: b.contribution for b in final.buckets},
                 **_by_iteration(chain, iterations),
             }
+            # valid SQL, whether or not its question says it (`accept` asked both)
+            stats["iter_valid"] = {
+                str(i): int(validate(a.sql).ok) for i, a in enumerate(chain.attempts)
+            }
             pair = chain.final
             check = validate(pair.sql)
             if not check.ok and repair_llm is not None:
@@ -100,6 +118,13 @@ def make_chain_runner(
                     if check.ok:
                         pair, stats["repaired"] = repaired, 1
             key = " ".join(pair.question.lower().split())
+            unsaid = sum(1 for a in chain.attempts if validate(a.sql).ok and not says(a))
+            if unsaid:
+                stats["attempts_unsaid"] = unsaid
+            if check.ok and not says(pair):
+                stats.update(dropped=1, dropped_unsaid=1, drop_reasons={UNSAID: 1})
+                records.append({"stats": stats})
+                continue
             if not check.ok or key in seen:
                 reason = "duplicate" if check.ok else check.reason.split(":")[0]
                 stats.update(dropped=1, drop_reasons={reason: 1})

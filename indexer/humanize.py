@@ -70,6 +70,13 @@ ABBREVIATIONS: dict[str, str] = {
     "org": "organization",
     "approx": "approximate",
     "cnt": "count",
+    "cd": "code",
+    "cds": "codes",
+    "sgmt": "segment",
+    "seg": "segment",
+    "nm": "name",
+    "typ": "type",
+    "flg": "flag",
     "sq": "square",
     "km": "kilometers",
     "yn": "",
@@ -233,7 +240,7 @@ def singular(phrase: str) -> str:
 
 def _plural_word(word: str) -> str:
     low = word.lower()
-    if not low.isalpha() or low in UNCOUNTABLE or word.isupper():
+    if not low.isalpha() or low in UNCOUNTABLE or word.isupper() or len(word) < 2:
         return word if not word.isupper() or len(word) < 2 else word + "s"
     if low in _IRREGULAR:
         return _IRREGULAR[low]

@@ -11,8 +11,9 @@ Every choice is drawn from the `random.Random` the caller seeds, so a seed gives
 from __future__ import annotations
 
 import random
+from dataclasses import replace
 
-from indexer.humanize import join_words, plural, possessive, with_article
+from indexer.humanize import join_words, plural, possessive, singular, with_article
 from indexer.plans import (
     Agg,
     Between,
@@ -30,7 +31,7 @@ from indexer.plans import (
 from indexer.profiles import ColumnInfo, TableInfo
 from schemagraph.model import fold
 
-_COMPARE = {
+COMPARE = {
     ">": ("greater than", "more than", "above", "over", "larger than", "higher than"),
     "<": ("less than", "below", "under", "smaller than", "lower than"),
     ">=": ("at least", "no less than", "greater than or equal to"),
@@ -38,24 +39,45 @@ _COMPARE = {
     "=": ("equal to",),
     "!=": ("other than", "different from"),
 }
-_TIME_COMPARE = {
+TIME_COMPARE = {
     ">": ("after", "later than"),
     "<": ("before", "earlier than"),
     ">=": ("on or after", "no earlier than"),
     "<=": ("on or before", "no later than"),
 }
-_AGE_COMPARE = {">": ("older than",), "<": ("younger than",)}
-_AGG_WORDS = {
+AGE_COMPARE = {">": ("older than",), "<": ("younger than",)}
+COUNT_COMPARE = {
+    ">": ("more than",),
+    ">=": ("at least",),
+    "<": ("fewer than", "less than"),
+    "<=": ("at most", "no more than"),
+    "=": ("exactly",),
+    "!=": ("other than",),
+}
+AGG_WORDS = {
     "AVG": ("average", "average", "mean"),
     "SUM": ("total", "total", "combined"),
     "MIN": ("minimum", "lowest", "smallest"),
     "MAX": ("maximum", "highest", "largest"),
 }
-_SUPERLATIVE = {True: ("highest", "largest", "greatest", "biggest"), False: ("lowest", "smallest")}
-_TIME_SUPERLATIVE = {True: ("latest", "most recent"), False: ("earliest",)}
-_PLACE_WORDS = {"country", "city", "location", "state", "nationality", "hometown", "town"}
-_PLACE_WORDS |= {"region", "continent", "county", "district", "citizenship"}
+SUPERLATIVE = {True: ("highest", "largest", "greatest", "biggest"), False: ("lowest", "smallest")}
+TIME_SUPERLATIVE = {True: ("latest", "most recent"), False: ("earliest",)}
+PLACE_WORDS = {"country", "city", "location", "state", "nationality", "hometown", "town"}
+PLACE_WORDS |= {"region", "continent", "county", "district", "citizenship"}
 _TRUTHY = {"1", "t", "true", "yes", "y"}
+_LINK_WORDS = {"in", "of", "has", "have", "to", "for", "and", "by", "with", "on", "at", "from"}
+
+# The words questions say a query's parts with; `indexer.faithful` checks pairs against them.
+COUNT_WORDS = ("how many", "number", "count")
+DISTINCT_WORDS = ("distinct", "different", "unique")
+GROUP_WORDS = ("each", "per", "every")
+ORDER_WORDS = ("order", "ordered", "sort", "sorted", "descending", "ascending", "alphabetically")
+DESC_ORDER_WORDS = ("descending", "reverse", "from highest", "from the highest")
+ASC_ORDER_WORDS = ("ascending", "alphabetical", "alphabetically", "from lowest")
+LIKE_WORDS = ("contains", "containing", "includes", "in their")
+PREFIX_WORDS = ("starts with", "start with", "beginning with", "begins with", "begin with")
+RANGE_WORDS = ("between", "range")
+NEGATION_WORDS = ("not", "no", "neither", "without", "other than", "different from", "except")
 
 
 def render_question(plan: Plan, rng: random.Random) -> str:
@@ -68,8 +90,25 @@ def render_question(plan: Plan, rng: random.Random) -> str:
         "superlative": _superlative,
         "top": _top,
     }
+    if plan.intent == "group":
+        plan = replace(plan, subject=_counted(plan))
     text = renderers[plan.intent](plan, rng)
     return _finish(text)
+
+
+def _counted(plan: Plan) -> TableInfo:
+    """The subject of a grouped count named by what it counts: a table that only links two
+    others (`singer_in_concert` counted per singer) by its words other than the group's
+    ("concerts": "the singers with at least 3 concerts", not "... 3 singers in concert")."""
+    subject, group = plan.subject, plan.group
+    if not subject.bridge or group is None or fold(group.table.name) == fold(subject.name):
+        return subject
+    own = {w.lower() for n in (group.table.singular, group.table.plural) for w in n.split(" ")}
+    rest = [w for w in subject.singular.split(" ") if w.lower() not in own | _LINK_WORDS]
+    if not rest:
+        return subject
+    noun = " ".join(rest)
+    return replace(subject, singular=singular(noun), plural=plural(noun))
 
 
 def _finish(text: str) -> str:
@@ -117,22 +156,22 @@ def number_phrase(value: float) -> str:
 
 def _compare_words(col: ColumnInfo, op: str, rng: random.Random) -> str:
     words = col.words.lower().split(" ")
-    if op in _AGE_COMPARE and "age" in words and rng.random() < 0.6:
-        return rng.choice(_AGE_COMPARE[op])
-    if op in _TIME_COMPARE and (col.temporal or (col.ordinal and "year" in words)):
-        return rng.choice(_TIME_COMPARE[op])
-    return rng.choice(_COMPARE[op])
+    if op in AGE_COMPARE and "age" in words and rng.random() < 0.6:
+        return rng.choice(AGE_COMPARE[op])
+    if op in TIME_COMPARE and (col.temporal or (col.ordinal and "year" in words)):
+        return rng.choice(TIME_COMPARE[op])
+    return rng.choice(COMPARE[op])
 
 
 def _sup_word(col: ColumnInfo, desc: bool, rng: random.Random) -> str:
     """ "highest" / "lowest", or "latest" / "earliest" for dates and years."""
     if col.temporal or "year" in col.words.lower().split(" "):
-        return rng.choice(_TIME_SUPERLATIVE[desc])
-    return rng.choice(_SUPERLATIVE[desc])
+        return rng.choice(TIME_SUPERLATIVE[desc])
+    return rng.choice(SUPERLATIVE[desc])
 
 
 def _agg_word(func: str, rng: random.Random) -> str:
-    return rng.choice(_AGG_WORDS[func])
+    return rng.choice(AGG_WORDS[func])
 
 
 # --- conditions as relative clauses ---------------------------------------------------------
@@ -177,7 +216,7 @@ def _merge_or(
 
 
 def _is_place(col: ColumnInfo) -> bool:
-    return bool(_PLACE_WORDS & set(col.words.lower().split(" ")))
+    return bool(PLACE_WORDS & set(col.words.lower().split(" ")))
 
 
 def _condition(cond: Condition, subject: TableInfo, rng: random.Random, many: bool) -> str:
@@ -330,10 +369,10 @@ def _versus_clause(cond: VsAggregate, subject: TableInfo, rng: random.Random) ->
                 f"whose {col} is lower than the {mean} {col} of all {cond.ref.table.plural}",
             )
         return rng.choice(options)
-    extreme = _AGG_WORDS[cond.func][1]  # highest / lowest
+    extreme = AGG_WORDS[cond.func][1]  # highest / lowest
     if cond.op == "=":
         return rng.choice((f"with the {extreme} {col}", f"whose {col} is the {extreme}"))
-    words = rng.choice(_COMPARE[cond.op])
+    words = rng.choice(COMPARE[cond.op])
     return f"whose {col} is {words} the {extreme} {col}"
 
 
@@ -436,9 +475,15 @@ def _order_phrase(plan: Plan, rng: random.Random) -> str:
     desc = bool(plan.order.desc)
     if agg.func is not None:
         what = _agg_phrase(agg, plan.subject, rng)
-        direction = "descending" if desc else "ascending"
+        if desc:
+            return rng.choice(
+                (
+                    f", sorted by the {what} in descending order",
+                    f", ordered by the {what} from highest to lowest",
+                )
+            )
         return rng.choice(
-            (f", ordered by the {what}", f", sorted by the {what} in {direction} order")
+            (f", ordered by the {what}", f", sorted by the {what} in ascending order")
         )
     assert agg.ref is not None
     col = column_phrase(agg.ref, plan.subject)
@@ -583,7 +628,7 @@ def _agg_phrase(agg: Agg, subject: TableInfo, rng: random.Random) -> str:
 def _aggs_phrase(aggs: list[Agg], subject: TableInfo, rng: random.Random) -> str:
     refs = {(fold(a.ref.table.name), fold(a.ref.column.name)) for a in aggs if a.ref is not None}
     if len(aggs) > 1 and len(refs) == 1 and all(a.func not in (None, "COUNT") for a in aggs):
-        words = [_AGG_WORDS[str(a.func)][0] for a in aggs]
+        words = [AGG_WORDS[str(a.func)][0] for a in aggs]
         ref = aggs[0].ref
         assert ref is not None
         return f"{join_words(words)} {column_phrase(ref, subject)}"
@@ -653,14 +698,14 @@ def _group(plan: Plan, rng: random.Random) -> str:
         return rng.choice(heads)
     heads = [
         f"Show each {g} and the {what}{rel}{order}.",
-        f"For each {g}, what is the {what}{rel}?",
+        f"For each {g}, what is the {what}{rel}{order}?",
         f"Find the {what}{rel} in each {g}{order}.",
         f"What is the {what}{rel} for each {g}{order}?",
         f"List the {what}{rel} per {g}{order}.",
     ]
     if counting:
         heads += [
-            f"How many {ents}{rel} are there for each {g}?",
+            f"How many {ents}{rel} are there for each {g}{order}?",
             f"How many {ents}{rel} are there in each {g}{order}?",
             f"Count the {ents}{rel} per {g}{order}.",
         ]
@@ -673,17 +718,9 @@ def _having_phrase(plan: Plan, rng: random.Random) -> str:
     value = number_phrase(having.value)
     if having.agg.func == "COUNT" and not having.agg.distinct:
         ents = plan.subject.plural if having.value != 1 else plan.subject.singular
-        words = {
-            ">": ("more than",),
-            ">=": ("at least",),
-            "<": ("fewer than", "less than"),
-            "<=": ("at most", "no more than"),
-            "=": ("exactly",),
-            "!=": ("other than",),
-        }[having.op]
-        return f"{rng.choice(words)} {value} {ents}"
+        return f"{rng.choice(COUNT_COMPARE[having.op])} {value} {ents}"
     what = _agg_phrase(having.agg, plan.subject, rng)
-    return f"{with_article(what)} {rng.choice(_COMPARE[having.op])} {value}"
+    return f"{with_article(what)} {rng.choice(COMPARE[having.op])} {value}"
 
 
 def _group_having(plan: Plan, rng: random.Random, g: str, gs: str, labels: str, rel: str) -> str:
@@ -720,6 +757,10 @@ def _group_extreme(
     show = f" Show its {labels}." if labels and is_entity else ""
     lead = f"Among the {gs} with {_having_phrase(plan, rng)}, " if plan.having else ""
     head = _extreme_head(plan, rng, g, gs, is_entity, rel, rel_tail, show, desc, agg)
+    others = [i for i in plan.items if i.func is not None and i != agg]
+    if others:
+        what = _aggs_phrase(others, plan.subject, rng)
+        head += rng.choice((f" Give the {what} too.", f" Also show the {what}."))
     return lead + head[:1].lower() + head[1:] if lead else head
 
 
@@ -750,13 +791,12 @@ def _extreme_head(
             heads.append(f"What is the {common} {g}{rel_tail}?")
             heads.append(f"Which {g} is the {common}{rel_tail}?")
         if plan.limit > 1:
-            heads = [
-                f"Which {plan.limit} {gs} have the {most} {ents}{rel}?",
-                f"List the top {plan.limit} {gs} by number of {ents}{rel}.",
-            ]
+            heads = [f"Which {plan.limit} {gs} have the {most} {ents}{rel}?"]
+            if desc:
+                heads.append(f"List the top {plan.limit} {gs} by number of {ents}{rel}.")
         return rng.choice(heads)
     what = _agg_phrase(agg, plan.subject, rng)
-    sup = rng.choice(_SUPERLATIVE[desc])
+    sup = rng.choice(SUPERLATIVE[desc])
     if plan.limit > 1:
         return rng.choice(
             (
@@ -768,7 +808,7 @@ def _extreme_head(
         (
             f"Which {g} has the {sup} {what}{rel_tail}?{show}",
             f"Find the {g} with the {sup} {what}{rel_tail}.{show}",
-            f"What is the {g} whose {ents} have the {sup} {what}?{show}",
+            f"What is the {g} whose {ents} have the {sup} {what}{rel_tail}?{show}",
         )
     )
 
@@ -828,7 +868,9 @@ def _top(plan: Plan, rng: random.Random) -> str:
     rel = _rel(plan, rng)
     heads = [
         f"List the {cols} of the {k} {ents}{rel} with the {sup} {by}.",
-        f"What are the {cols_many} of the top {k} {ents}{rel} by {by}?",
+        f"What are the {cols_many} of the top {k} {ents}{rel} by {by}?"
+        if desc
+        else f"What are the {cols_many} of the {k} {ents}{rel} with the {sup} {by}?",
         f"Show the {cols} of the {k} {ents} with the {sup} {by}{_comma_rel(rel)}.",
         f"Find the {k} {ents}{rel} with the {sup} {by} and show their {cols}.",
     ]

@@ -19,6 +19,7 @@ import re
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass
+from functools import lru_cache
 
 from indexer.humanize import entity, humanize
 from schemagraph.documentation import phrase
@@ -265,6 +266,17 @@ def profile_traversal(
     linked by several foreign keys (flights → airports by source and by destination), one is
     chosen with `seed`. Recent profiles are cached (thread-safe)."""
     return _CACHE.get(db, traversal, sample, seed)
+
+
+def schema_table_info(db: Database, table: str) -> TableInfo:
+    """`table` of `db` profiled from its schema alone (no sampled values): its nouns and its
+    columns' words and roles, as the templates name them."""
+    return _schema_table_info(db, fold(table))
+
+
+@lru_cache(maxsize=4096)
+def _schema_table_info(db: Database, table: str) -> TableInfo:
+    return _table_info(db.table(table), None, _foreign_key_columns(db), "", False)
 
 
 def _profile(

@@ -24,6 +24,10 @@ class BuildReport:
     synthesized: int = 0
     removed: int = 0
     dropped: int = 0
+    #: of `dropped`: pairs whose question does not say what their SQL does (`indexer.faithful`),
+    #: and attempts the chains passed over for it (they kept an earlier attempt that does)
+    dropped_unsaid: int = 0
+    attempts_unsaid: int = 0
     repaired: int = 0
     traversals_synthesized: int = 0
     traversals_removed: int = 0
@@ -102,6 +106,8 @@ class BuildReport:
             synthesized=int(totals.get("synthesized", 0)),
             removed=removed_records,
             dropped=int(totals.get("dropped", 0)),
+            dropped_unsaid=int(totals.get("dropped_unsaid", 0)),
+            attempts_unsaid=int(totals.get("attempts_unsaid", 0)),
             repaired=int(totals.get("repaired", 0)),
             traversals_synthesized=synthesized_traversals,
             traversals_removed=removed_traversals,
@@ -142,6 +148,8 @@ class BuildReport:
             f"{self.traversals_removed} removed)",
             f"  questions in index {self.questions}; pairs synthesized {self.synthesized}, "
             f"dropped {self.dropped}, repaired {self.repaired}, records removed {self.removed}",
+            f"  {counted(self.dropped_unsaid, 'pair')} dropped: question does not say what the "
+            f"SQL does ({counted(self.attempts_unsaid, 'attempt')} passed over for it)",
             f"  reward mean: initial {self.reward_mean_initial:.2f} -> final "
             f"{self.reward_mean_final:.2f}",
         ]

@@ -22,6 +22,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
 
+from indexer.faithful import says_what_sql_does
 from indexer.pairs import QAPair, SynthesisRequest
 from indexer.phrasing import render_question
 from indexer.plans import (
@@ -45,9 +46,10 @@ from indexer.plans import (
     VsAggregate,
     join_tree,
     plan_sql,
+    plan_tree,
 )
 from indexer.profiles import ColumnInfo, Link, TableInfo, TraversalInfo, profile_traversal
-from schemagraph.model import fold
+from schemagraph.model import Database, fold
 from schemagraph.seeds import derive_seed
 from schemagraph.traversals import Traversal
 
@@ -111,6 +113,7 @@ _CONDITION_WEIGHTS = {
     "flag": 1,
 }
 _MEASURE_FUNCS: tuple[AggFunc, ...] = ("AVG", "SUM", "MIN", "MAX")
+_REPHRASINGS = 3
 
 
 @dataclass(frozen=True)
@@ -147,7 +150,7 @@ class TemplateSynthesizer:
             if _normalize(sql) in seen:
                 continue
             seen.add(_normalize(sql))
-            pairs.append(QAPair(render_question(plan, rng), sql))
+            pairs.append(QAPair(_said_question(plan, rng, request.db), sql))
         if len(pairs) < request.count:
             log.debug(
                 "template: %d of %d pairs for %s %s",
@@ -157,6 +160,18 @@ class TemplateSynthesizer:
                 traversal.tables,
             )
         return pairs
+
+
+def _said_question(plan: Plan, rng: random.Random, db: Database) -> str:
+    """The plan's question, rephrased (drawn again, up to `_REPHRASINGS` times) while it does
+    not say what the plan's SQL does; the last draw when none does (the build drops it)."""
+    tree = plan_tree(plan)
+    question = render_question(plan, rng)
+    for _ in range(_REPHRASINGS):
+        if says_what_sql_does(question, tree, db).ok:
+            break
+        question = render_question(plan, rng)
+    return question
 
 
 def feasible_operators(request: SynthesisRequest) -> frozenset[str]:
@@ -533,6 +548,8 @@ class _Builder:
         if words and self.rng.random() < 0.7:
             return Like(ref, words[self.rng.randrange(len(words))], negated=negated)
         prefix = value[: max(1, min(len(value), self.rng.choice((1, 2, 3))))]
+        if not any(c.isalnum() for c in prefix):  # "starts with '('" says nothing
+            return Like(ref, words[0], negated=negated) if words else None
         return Like(ref, prefix, prefix=True, negated=negated)
 
     def _between(

@@ -3,6 +3,7 @@ resume after an interrupted or killed build, the atomic switch, and provider-cal
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -11,6 +12,7 @@ import sqlite3
 import subprocess
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -30,8 +32,10 @@ from indexer import (
     make_synthesizer,
     validate_sql,
 )
+from indexer.faithful import UNSAID
 from indexer.knowledge import DOCUMENT_VERSION
 from indexer.metered import CallCounter, CountingEmbedder, CountingLLM
+from indexer.pairs import QAPair, SynthesisRequest
 from indexer.snapshot import QUESTION_FIELDS
 from providers import (
     CachedEmbedder,
@@ -559,3 +563,35 @@ def test_an_incremental_snapshot_is_derived_and_equals_the_collections(
     assert {p["db_id"] for p, _ in snapshot_rows(newest, "tables").values()} == {
         db.id for db in load_catalog([source])
     }
+
+
+@dataclass(frozen=True)
+class _HalfSaid:
+    """Counts a traversal's first table's rows; for every other traversal, the question leaves
+    out the query's filter."""
+
+    name: str = "half-said"
+
+    def synthesize(self, request: SynthesisRequest) -> list[QAPair]:
+        table = request.db.table(request.traversal.tables[0])
+        column = table.columns[-1].name
+        sql = f'SELECT COUNT(*) FROM "{table.name}"'
+        if int(hashlib.sha256(request.traversal.id.encode()).hexdigest(), 16) % 2:
+            return [QAPair(f"How many rows does {table.name} have?", f'{sql} WHERE "{column}" > 3')]
+        return [QAPair(f"How many rows does {table.name} have?", sql)]
+
+
+def test_pairs_whose_question_leaves_out_their_sql_are_dropped_and_counted(
+    catalog: Catalog, tmp_path: Path
+) -> None:
+    runner = make_chain_runner(_HalfSaid(), make_feedback("rule", None), chains=1, iterations=0)
+    location = StoreLocation.parse(tmp_path / "kb")
+    report = build_index(catalog, location, template_services(runner=runner), CONFIG)
+    assert report.dropped_unsaid > 0 and report.questions > 0
+    assert report.drop_reasons[UNSAID] == report.dropped_unsaid <= report.dropped
+    assert report.as_dict()["dropped_unsaid"] == report.dropped_unsaid
+    line = f"{report.dropped_unsaid} pairs dropped: question does not say what the SQL does"
+    assert any(line in text for text in report.lines())
+    stored = points(location)
+    assert len(stored) == report.questions
+    assert all(" WHERE " not in payload["sql"] for payload in stored.values())

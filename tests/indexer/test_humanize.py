@@ -34,10 +34,15 @@ from indexer.humanize import (
         ("GEOGRAPHIC", "geographic"),
         ("Home Town", "home town"),
         ("num_of_employees", "number of employees"),
+        ("cust_sgmt_cd", "customer segment code"),
     ],
 )
 def test_humanize_splits_and_expands(name: str, words: str) -> None:
     assert humanize(name) == words
+
+
+def test_a_one_letter_word_has_no_plural() -> None:
+    assert plural(humanize("Class_A")) == "class a"
 
 
 def test_split_words_keeps_acronyms_whole() -> None:
