@@ -61,8 +61,9 @@ Schema = Mapping[str, frozenset[str]]
 
 
 def table_key(name: str) -> str:
-    """`name` modulo engine conventions: case-folded, and in a `SCHEMA__TABLE` name each part
-    without its leading underscores (`_1000_GENOMES__PEDIGREE` is `1000_genomes__pedigree`)."""
+    """`name` modulo engine conventions: case-folded, and in a `SCHEMA__TABLE` name the schema
+    and the table part without leading underscores (`_1000_GENOMES__PEDIGREE` is
+    `1000_genomes__pedigree`)."""
     folded = fold(name)
     if "__" not in folded.lstrip("_"):
         return folded.lstrip("_") or folded
@@ -194,7 +195,7 @@ def relations_of(
     names: Mapping[str, Mapping[str, str]] | None = None,
 ) -> EstateRelations:
     """`find_relations` over schemas by database id; `names`: per database, table key -> the
-    name it gives that table (for `only` and `adds`; the key when absent)."""
+    name it gives that table (for `adds`; the key when absent; twins' `only` names keys)."""
     if not 0.0 < twin_threshold <= 1.0 or not 0.0 < contains <= 1.0:
         raise ValueError("thresholds must be in (0, 1]")
     schemas = {db: s for db, s in schemas.items() if s}
