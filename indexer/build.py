@@ -76,9 +76,9 @@ from schemagraph import (
     sample_database,
     table_fingerprint,
 )
+from schemagraph.containment import find_relations
 from schemagraph.families import collapse_families, find_families
 from schemagraph.parent_watch import exit_with_parent
-from schemagraph.twins import find_twins
 
 log = logging.getLogger(__name__)
 
@@ -375,6 +375,7 @@ def _build(
     report.user_examples_dropped = [d.as_dict() for d in dropped_now]
     report.user_examples_stale = len(examples.dropped)
     _add_usage(report, services)
+    relations = find_relations(catalog)
     manifest = {
         "build_id": build_id,
         "created_at": datetime.now(UTC).isoformat(timespec="seconds"),
@@ -386,7 +387,8 @@ def _build(
             kind: location.collection_name(kind, build_id) for kind in (QUESTIONS, TABLES)
         },
         "databases": {db.id: database_fingerprint(db) for db in catalog},
-        "twins": [group.as_dict() for group in find_twins(catalog)],
+        "twins": [group.as_dict() for group in relations.twins],
+        "containment": [group.as_dict() for group in relations.containment],
         "families": families,
         # Failed traversals are left out, so the next build retries them.
         "traversal_keys": published_keys,

@@ -331,6 +331,7 @@ def manifest_summary(manifest: dict[str, Any]) -> dict[str, Any]:
         "dim": manifest.get("dim"),
         "synthesizer": manifest.get("synthesizer"),
         "twins": manifest.get("twins", []),
+        "containment": manifest.get("containment", []),
         "families": manifest.get("families", []),
     }
 

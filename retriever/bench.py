@@ -24,13 +24,13 @@ from providers import Embedder
 from retriever.baselines import BM25TableBaseline, DenseTableBaseline
 from retriever.datasets import BenchDataset, BenchQuestion
 from retriever.errors import BenchmarkDataError, LeakageError
-from retriever.metrics import Ranking, breakdown, curves, latency, recall
+from retriever.metrics import Ranking, breakdown, curves, latency, recall, table_keys
 from retriever.retriever import Retriever
 from retriever.tables import embed_entries, entries_from_catalog
 from retriever.text import normalize_question
 from schemagraph import Catalog, database_fingerprint
+from schemagraph.containment import find_relations
 from schemagraph.model import fold
-from schemagraph.twins import find_twins, twin_map
 
 log = logging.getLogger(__name__)
 
@@ -212,8 +212,9 @@ def run_recall(
         dense = DenseTableBaseline(entries, vectors, embedder)
         rankers["dense_table"] = lambda q: dense.rank(q, RANK_SIZE)
 
-    groups = find_twins(dataset.catalog)
-    twins = twin_map(groups)
+    relations = find_relations(dataset.catalog)
+    twins = relations.twin_map()
+    tables = table_keys(dataset.catalog)
     report: dict[str, Any] = {
         "dataset": dataset.name,
         "questions": len(questions),
@@ -223,7 +224,8 @@ def run_recall(
         "curves": {},
         "skipped": len(dataset.skipped),
         "masked_records": sorted(retriever.masked) if retriever is not None else [],
-        "twin_groups": [group.as_dict() for group in groups],
+        "twin_groups": [group.as_dict() for group in relations.twins],
+        "containment_groups": [group.as_dict() for group in relations.containment],
     }
     for name, rank in rankers.items():
 
@@ -232,9 +234,16 @@ def run_recall(
                 progress(name, done, total)
 
         rankings = _evaluate(rank, questions, step)
-        report["methods"][name] = {**recall(questions, rankings, twins), **latency(rankings)}
-        report["breakdowns"]["hardness"][name] = breakdown(questions, rankings, "hardness", twins)
-        report["breakdowns"]["gold_tables"][name] = breakdown(questions, rankings, "tables", twins)
+        report["methods"][name] = {
+            **recall(questions, rankings, twins, tables),
+            **latency(rankings),
+        }
+        report["breakdowns"]["hardness"][name] = breakdown(
+            questions, rankings, "hardness", twins, tables
+        )
+        report["breakdowns"]["gold_tables"][name] = breakdown(
+            questions, rankings, "tables", twins, tables
+        )
         report["curves"][name] = curves(questions, rankings)
         if per_question:
             _add_rankings(report, name, questions, rankings)
@@ -280,6 +289,7 @@ def table_lines(report: dict[str, Any]) -> list[str]:
     keys = [
         "db_R@1",
         "db_R@1_twins",
+        "db_R@1_holds",
         "db_R@5",
         "tab_R@5",
         "tab_R@10",

@@ -5,20 +5,24 @@
   keyed `db.table` and ranked across the whole pool;
 - `all_tabs@k`: share of questions with every gold table in the top-k tables;
 - `db_R@1_twins`: db_R@1 with each group of twin databases counted as one database
-  (`schemagraph.twins`): the top database is right when it is the gold one or its twin.
+  (`schemagraph.containment`): the top database is right when it is the gold one or its twin;
+- `db_R@1_holds`: the top database holds every gold table (tables matched by key, modulo engine
+  conventions: `schemagraph.containment.table_key`), as a mirror or an extended copy of the
+  gold database does: the question is answerable there.
 
 All are percentages in [0, 100].
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
 from retriever.datasets import BenchQuestion
-from schemagraph.model import fold
+from schemagraph.containment import table_key
+from schemagraph.model import Database, fold
 
 DB_KS = (1, 5)
 TABLE_KS = (5, 10, 20)
@@ -27,6 +31,7 @@ CURVE_KS = tuple(range(1, 21))
 METRIC_KEYS = (
     "db_R@1",
     "db_R@1_twins",
+    "db_R@1_holds",
     "db_R@5",
     "tab_R@5",
     "tab_R@10",
@@ -60,13 +65,32 @@ def _table_hits(question: BenchQuestion, ranking: Ranking, k: int) -> int:
     return len(question.gold & top)
 
 
+def table_keys(catalog: Iterable[Database]) -> dict[str, frozenset[str]]:
+    """Each database's folded id -> its table keys, for `recall(tables=)`."""
+    return {fold(db.id): frozenset(table_key(t.name) for t in db.tables) for db in catalog}
+
+
+def _holds(question: BenchQuestion, ranking: Ranking, tables: Mapping[str, frozenset[str]]) -> bool:
+    """Whether the top database is the gold one or holds every gold table by key."""
+    if not ranking.databases:
+        return False
+    top = fold(ranking.databases[0])
+    if top == fold(question.db_id):
+        return True
+    held = tables.get(top)
+    return held is not None and all(table_key(t) in held for _, t in question.gold)
+
+
 def recall(
     questions: Sequence[BenchQuestion],
     rankings: Sequence[Ranking],
     twins: Mapping[str, frozenset[str]] | None = None,
+    tables: Mapping[str, frozenset[str]] | None = None,
 ) -> dict[str, float]:
     """The metrics of METRIC_KEYS (no latency) for aligned questions and rankings. `twins`:
-    each twin database's folded id -> its group's (`schemagraph.twins.twin_map`)."""
+    each twin database's folded id -> its group's (`EstateRelations.twin_map`); `tables`: each
+    database's folded id -> its table keys (`table_keys`; without it, `db_R@1_holds` counts
+    the gold database only)."""
     n = len(questions)
     if n == 0:
         return dict.fromkeys(METRIC_KEYS, 0.0)
@@ -80,6 +104,11 @@ def recall(
         for q, r in zip(questions, rankings, strict=True)
     )
     out["db_R@1_twins"] = 100.0 * twin_hits / n
+    out["db_R@1_holds"] = (
+        100.0
+        * sum(_holds(q, r, tables or {}) for q, r in zip(questions, rankings, strict=True))
+        / n
+    )
     gold_total = sum(len(q.gold) for q in questions)
     for k in TABLE_KS:
         hits = sum(_table_hits(q, r, k) for q, r in zip(questions, rankings, strict=True))
@@ -132,6 +161,7 @@ def breakdown(
     rankings: Sequence[Ranking],
     key: str,
     twins: Mapping[str, frozenset[str]] | None = None,
+    tables: Mapping[str, frozenset[str]] | None = None,
 ) -> dict[str, dict[str, float]]:
     """The metrics per hardness (`key="hardness"`) or per number of gold tables (`"tables"`)."""
     groups: dict[str, list[int]] = {}
@@ -142,6 +172,6 @@ def breakdown(
     out: dict[str, dict[str, float]] = {}
     for label in sorted(groups, key=lambda g: (order.index(g) if g in order else 99, g)):
         idx = groups[label]
-        metrics = recall([questions[i] for i in idx], [rankings[i] for i in idx], twins)
+        metrics = recall([questions[i] for i in idx], [rankings[i] for i in idx], twins, tables)
         out[label] = {"questions": float(len(idx)), **metrics}
     return out

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from retriever.twins import TwinNote
+    from retriever.twins import AlsoIn, TwinNote
 
 
 @dataclass(frozen=True)
@@ -68,7 +68,9 @@ class RetrievalResult:
     database here seems to fit; the ranking is still given); `timings` in milliseconds;
     `twins`: the best database's twins ranked with it, and what told it apart;
     `pooling_error`: why the pooling model's reply was not used (the ranking is then the
-    retriever's own)."""
+    retriever's own); `also_in`: the ranked databases, right after the best one, that are its
+    mirrors or extended copies (or it theirs) and hold every table chosen in it, and the tables
+    each adds (`retriever.twins`)."""
 
     question: str
     databases: tuple[RankedDatabase, ...]
@@ -80,6 +82,7 @@ class RetrievalResult:
     pooled: bool = False
     twins: TwinNote | None = None
     pooling_error: str | None = None
+    also_in: tuple[AlsoIn, ...] = ()
 
     @property
     def database(self) -> RankedDatabase | None:
@@ -120,6 +123,7 @@ class RetrievalResult:
             "pooled": self.pooled,
             "twins": self.twins.as_dict() if self.twins is not None else None,
             "pooling_error": self.pooling_error,
+            "also_in": [a.as_dict() for a in self.also_in],
         }
 
 

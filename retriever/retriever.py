@@ -400,6 +400,11 @@ class Retriever:
         moved, twins = self.twins.separate(question, [self.db_ids[int(d)] for d in order])
         order = order[moved]
         databases = [self._rank_database(int(d), db_score, table_score, top_tables) for d in order]
+        grouped, also_in = self.twins.group(
+            [d.db_id for d in databases], databases[0].chosen_tables
+        )
+        order = order[grouped]
+        databases = [databases[i] for i in grouped]
         flat = self._pool_ranking(databases[0], pool_score, max(20, top_tables))
         confidence = self.confidence(signals, hits, int(order[0]))
         if twins is not None and twins.told_apart_by is None:
@@ -432,6 +437,7 @@ class Retriever:
             pooled=pooled,
             twins=twins,
             pooling_error=pooling_error,
+            also_in=also_in,
         )
 
     def confidence(self, signals: Signals, hits: Sequence[QuestionHit], db: int) -> float:

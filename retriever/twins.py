@@ -6,6 +6,12 @@ one of them has: a table or column name (`customers.vip`), a sampled cell value 
 way, it goes first and the result says why; if none is (or several are), the order stays, the
 result says that nothing tells them apart, and the confidence is divided by the number of twins
 ranked, rather than flipping a silent coin.
+
+Mirrors and extended copies (`schemagraph.containment`) are grouped: the ranked databases that
+are related to the best one (its twins, databases that contain it or that it contains, or that
+contain what it contains) and hold every table chosen in it (by key, modulo engine conventions)
+move up to follow it, and the result says that the question is also answerable there and which
+tables each adds. The best database stays first and the scores stay as fused.
 """
 
 from __future__ import annotations
@@ -15,10 +21,12 @@ from dataclasses import dataclass
 
 from retriever.tables import TableEntry
 from retriever.text import normalize_value, stem, words
+from schemagraph.containment import EstateRelations, relations_of, schema_of, table_key
 from schemagraph.model import fold
-from schemagraph.twins import find_twins_by_names
 
 MAX_GRAM = 4
+#: the tables an `AlsoIn` names (how many it adds is counted in full)
+ADDS_SHOWN = 10
 
 
 @dataclass(frozen=True)
@@ -31,6 +39,27 @@ class TwinNote:
 
     def as_dict(self) -> dict[str, object]:
         return {"members": list(self.members), "told_apart_by": self.told_apart_by}
+
+
+@dataclass(frozen=True)
+class AlsoIn:
+    """A ranked database that also holds every table chosen in the best one: `adds`, the first
+    ADDS_SHOWN of its tables (by key) that the best one lacks, `adds_count` all of them."""
+
+    db_id: str
+    adds: tuple[str, ...]
+    adds_count: int
+
+    def as_dict(self) -> dict[str, object]:
+        return {"db_id": self.db_id, "adds": list(self.adds), "adds_count": self.adds_count}
+
+    def describe(self) -> str:
+        """`also answerable in X, which adds tables A, B` (or `which adds no table`)."""
+        if not self.adds_count:
+            return f"also answerable in {self.db_id}, which adds no table"
+        more = self.adds_count - len(self.adds)
+        names = ", ".join(self.adds) + (f" and {more} more" if more else "")
+        return f"also answerable in {self.db_id}, which adds tables {names}"
 
 
 @dataclass(frozen=True)
@@ -50,15 +79,23 @@ class TwinSeparator:
     """The twin groups of a retriever's databases and what tells each member apart."""
 
     def __init__(self, entries: Sequence[TableEntry]) -> None:
-        names: dict[str, set[tuple[str, str]]] = {}
+        tables: dict[str, list[tuple[str, Sequence[str]]]] = {}
         values: dict[str, set[str]] = {}
         for entry in entries:
             db = fold(entry.db_id)
-            names.setdefault(db, set()).update((fold(entry.table), fold(c)) for c in entry.columns)
+            tables.setdefault(db, []).append((entry.table, entry.columns))
             values.setdefault(db, set()).update(
                 normalize_value(v) for vals in entry.values.values() for v in vals
             )
-        groups = find_twins_by_names({db: frozenset(n) for db, n in names.items()})
+        #: each database's tables by key (`schemagraph.containment.table_key`)
+        self.schemas = {db: schema_of(pairs) for db, pairs in tables.items()}
+        names = {
+            db: {(key, c) for key, columns in schema.items() for c in columns}
+            for db, schema in self.schemas.items()
+        }
+        #: twins and containment, by folded database ids
+        self.relations: EstateRelations = relations_of(self.schemas)
+        groups = self.relations.twins
         self.groups = groups
         self._group_of: dict[str, tuple[str, ...]] = {}
         self._marks: dict[str, _Marks] = {}
@@ -118,3 +155,32 @@ class TwinSeparator:
             if word in stems:
                 return f"its name has {word!r}"
         return None
+
+    def group(
+        self, ranked: Sequence[str], chosen: Sequence[str]
+    ) -> tuple[list[int], tuple[AlsoIn, ...]]:
+        """The new order of `ranked` (database ids, best first) as positions, with the
+        databases related to the best one that hold all of `chosen` (its chosen tables) moved
+        up to follow it, and what each adds."""
+        order = list(range(len(ranked)))
+        if len(ranked) < 2 or not chosen:
+            return order, ()
+        best = fold(ranked[0])
+        related = self.relations.related.get(best)
+        if not related:
+            return order, ()
+        keys = {table_key(t) for t in chosen}
+        holders = [
+            i
+            for i in order[1:]
+            if fold(ranked[i]) in related and keys <= self.schemas.get(fold(ranked[i]), {}).keys()
+        ]
+        if not holders:
+            return order, ()
+        own = self.schemas[best].keys()
+        notes = []
+        for i in holders:
+            adds = sorted(self.schemas[fold(ranked[i])].keys() - own)
+            notes.append(AlsoIn(ranked[i], tuple(adds[:ADDS_SHOWN]), len(adds)))
+        moved = set(holders)
+        return [0, *holders, *(i for i in order[1:] if i not in moved)], tuple(notes)

@@ -13,6 +13,11 @@ pair of different databases at most 0.77 (BIRD's `law_episode` and `simpson_epis
 domains on one schema template; the next pair is at 0.44). A group is `identical` when its
 members have the same names; then only values or documentation can tell them apart.
 
+This is the plain measure, over names as written. Builds, retrieval and the benchmark use
+`schemagraph.containment`, which matches table names modulo engine conventions, weighs each
+table by how rare it is in the estate (so that public reference tables carried by many databases
+make no twins) and also finds extended copies (one database holding every table of another).
+
 Pairs are found without comparing every pair: exact copies are collapsed by their name set, and
 the others are joined by prefix filtering (each set's rarest names are indexed; two sets with
 Jaccard >= t must share one of the first |A| - ceil(t·|A|) + 1 of them), so an estate of

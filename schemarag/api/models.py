@@ -164,11 +164,23 @@ class TwinsOut(BaseModel):
     )
 
 
+class AlsoInOut(BaseModel):
+    model_config = _RESPONSE
+
+    db_id: str = Field(
+        description="a mirror or extended copy of the best database (or one it "
+        "extends) that holds every table chosen in it"
+    )
+    adds: list[str] = Field(description="the first tables it has that the best one lacks")
+    adds_count: int = Field(description="how many tables it has that the best one lacks")
+
+
 class RetrieveResponse(BaseModel):
     """Ranked databases (best first) with their tables, the pool-wide table ranking, the
     confidence in [0, 1] and whether it is too low to propose a database (`abstained`),
-    few-shot examples, per-step timings in milliseconds, and the best database's twins
-    (databases with the same schema) when some are ranked too."""
+    few-shot examples, per-step timings in milliseconds, the best database's twins
+    (databases with the same schema) when some are ranked too, and the ranked databases that
+    also answer the question (mirrors and extended copies: `also_in`)."""
 
     model_config = _RESPONSE
 
@@ -182,6 +194,11 @@ class RetrieveResponse(BaseModel):
     pooled: bool
     twins: TwinsOut | None = None
     pooling_error: str | None = None
+    also_in: list[AlsoInOut] = Field(
+        default_factory=list,
+        description="the databases ranked right after the best one that also answer the "
+        "question (they hold every table chosen in it), and the tables each adds",
+    )
 
 
 class GenerateRequestBody(BaseModel):
@@ -338,6 +355,11 @@ class IndexInfo(BaseModel):
         default_factory=list,
         description="groups of databases with the same (or nearly the same) schema, and the "
         "tables and columns only one member has",
+    )
+    containment: list[dict[str, Any]] = Field(
+        default_factory=list,
+        description="databases whose every table other databases hold (extended copies): per "
+        "base, the copies that contain it and the tables each adds",
     )
     families: list[dict[str, Any]] = Field(
         default_factory=list,

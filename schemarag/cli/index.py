@@ -44,7 +44,7 @@ from schemarag.cli.common import (
 from schemarag.cli.examples import register_example_commands
 from schemarag.settings import Settings
 
-#: families listed by `index status` before "... N more"
+#: families (and containment groups) listed by `index status` before "... N more"
 FAMILY_LINES = 20
 
 
@@ -233,6 +233,12 @@ def cmd_status(args: argparse.Namespace) -> int:
         print(
             f"twins        {', '.join(group['members'])} ({kind}{'; ' + differ if differ else ''})"
         )
+    containment = status.get("containment", [])
+    for group in containment[:FAMILY_LINES]:
+        copies = "; ".join(f"{copy} adds {_some(group['adds'][copy])}" for copy in group["copies"])
+        print(f"contained    {group['base']} in {copies}")
+    if len(containment) > FAMILY_LINES:
+        print(f"contained    ... {len(containment) - FAMILY_LINES} more (index status --json)")
     families = status.get("families", [])
     for family in families[:FAMILY_LINES]:
         low, high = family["range"]
@@ -245,6 +251,12 @@ def cmd_status(args: argparse.Namespace) -> int:
     if pending:
         print(pending)
     return 0
+
+
+def _some(names: list[str], shown: int = 3) -> str:
+    """`a, b, c and 5 more`."""
+    more = len(names) - shown
+    return ", ".join(names[:shown]) + (f" and {more} more" if more > 0 else "")
 
 
 #: what each build stage counts, as the progress lines say it

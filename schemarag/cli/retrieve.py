@@ -159,6 +159,8 @@ def describe(result: RetrievalResult) -> list[str]:
         others = ", ".join(result.twins.members[1:])
         why = result.twins.told_apart_by or "nothing in the question tells them apart"
         lines.append(f"twins: {result.twins.members[0]} has the same schema as {others}; {why}")
+    for also in result.also_in:
+        lines.append(also.describe())
     for rank, db in enumerate(result.databases, 1):
         lines.append(f"{rank}. {db.db_id}  score {db.score:.3f}")
         for table in db.tables:

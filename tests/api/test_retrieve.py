@@ -55,7 +55,7 @@ def test_index_describes_the_served_build(serve: Serve, built_store: Path) -> No
     IndexInfo.model_validate(info)
     assert info["build_id"] == status["build_id"] == info["latest_build"]
     assert info["created_at"] == status["created_at"]
-    for key in ("databases", "tables", "traversals", "questions", "embedder", "dim"):
+    for key in ("databases", "tables", "traversals", "questions", "embedder", "dim", "containment"):
         assert info[key] == status[key], key
     assert info["store"] == str(built_store)
     assert info["databases"] == 8 and info["embedder"] == "hashing:256"

@@ -23,7 +23,9 @@ from retriever import (
     run_recall,
 )
 from retriever.bench import plot_recall
+from retriever.metrics import table_keys
 from schemagraph import Catalog
+from schemagraph.model import Column, Database, Table
 from schemarag.cli import main
 from tests.retriever.conftest import RECORDS, write_store
 
@@ -58,6 +60,23 @@ def test_metrics_follow_their_definitions() -> None:
         recall(questions, rankings, {"a": frozenset("ab"), "b": frozenset("ab")})["db_R@1_twins"]
         == 100.0
     )
+
+
+def test_holds_counts_a_first_database_that_holds_every_gold_table() -> None:
+    questions = [_question("a", "t1", "ds__1x"), _question("a", "t1", "t3")]
+    # an extended copy in another engine: upper case, `_` before a part that starts with a digit
+    plus = Database(
+        "A_PLUS_SF",
+        tuple(Table(n, (Column("c", "text"),)) for n in ("T1", "DS___1X", "EXTRA")),
+    )
+    tables = table_keys([plus])
+    assert tables == {"a_plus_sf": frozenset({"t1", "ds__1x", "extra"})}
+    rankings = [Ranking(("A_PLUS_SF", "a"), (), 1.0), Ranking(("a_plus_sf", "a"), (), 1.0)]
+    m = recall(questions, rankings, None, tables)
+    assert m["db_R@1"] == 0.0 and m["db_R@1_holds"] == 50.0  # t3 is not in the copy
+    assert recall(questions, rankings)["db_R@1_holds"] == 0.0  # no tables known: strict
+    gold_first = [Ranking(("a",), (), 1.0)] * 2
+    assert recall(questions, gold_first, None, tables)["db_R@1_holds"] == 100.0
 
 
 def test_leakage_check_rejects_an_indexed_evaluated_question() -> None:

@@ -10,6 +10,7 @@ import pytest
 from providers import HashingEmbedder
 from retriever import Retriever
 from retriever.tables import TableEntry, embed_entries, entries_from_catalog
+from retriever.twins import TwinSeparator
 from schemagraph import Catalog
 
 
@@ -77,3 +78,61 @@ def test_when_nothing_tells_twins_apart_it_says_so_and_confidence_drops(
 def test_databases_without_twins_get_no_note(base: list[TableEntry]) -> None:
     result = _retriever(base).retrieve("What is the average weight of the pets?")
     assert result.twins is None and result.as_dict()["twins"] is None
+
+
+def _extended(entries: list[TableEntry], db_id: str) -> list[TableEntry]:
+    """A Snowflake-style extended copy of pets_1: upper-case names and one table more."""
+    copy = [
+        dataclasses.replace(
+            e, db_id=db_id, table=e.table.upper(), columns=tuple(c.upper() for c in e.columns)
+        )
+        for e in _copy(entries, db_id)
+    ]
+    extra = TableEntry(
+        db_id, "VACCINATIONS", "vaccinations petid vaccine date", ("PETID", "VACCINE")
+    )
+    return [*copy, extra]
+
+
+def test_an_extended_copy_is_ranked_right_after_the_best_and_named(
+    base: list[TableEntry],
+) -> None:
+    retriever = _retriever([*base, *_extended(base, "PETS_PLUS_SF")])
+    result = retriever.retrieve("What is the average weight of the pets?")
+    first, second = (d.db_id for d in result.databases[:2])
+    assert {first, second} == {"pets_1", "PETS_PLUS_SF"}
+    (also,) = result.also_in
+    assert also.db_id == second
+    if first == "pets_1":
+        assert also.adds == ("vaccinations",) and also.adds_count == 1
+        assert also.describe() == "also answerable in PETS_PLUS_SF, which adds tables vaccinations"
+    assert result.as_dict()["also_in"] == [also.as_dict()]
+    assert retriever.twins.relations.containment[0].copies == ("pets_plus_sf",)
+
+
+def test_related_databases_holding_the_chosen_tables_move_up_to_the_best() -> None:
+    pets = TableEntry("pets_1", "Pets", "pets", ("PetID", "weight"))
+    student = TableEntry("pets_1", "Student", "student", ("StuID", "name"))
+    entries = [
+        pets,
+        student,
+        dataclasses.replace(pets, db_id="pets_plus", table="PETS"),
+        dataclasses.replace(student, db_id="pets_plus", table="STUDENT"),
+        TableEntry("pets_plus", "toys", "toys", ("ToyID",)),
+        TableEntry("singers", "singer", "singer", ("Singer_ID", "Name")),
+        TableEntry("flights", "flights", "flights", ("FlightNo",)),
+        # a table of the same name, another table: no relation, so no group
+        TableEntry("other_pets", "Pets", "pets", ("PetID", "owner", "breed", "colour")),
+    ]
+    separator = TwinSeparator(entries)
+    ranked = ["pets_1", "singers", "other_pets", "flights", "pets_plus"]
+    order, also = separator.group(ranked, ("Pets",))
+    assert order == [0, 4, 1, 2, 3]
+    assert [(a.db_id, a.adds) for a in also] == [("pets_plus", ("toys",))]
+    # the copy ranked first: the base holds the chosen table too, and adds nothing
+    order, also = separator.group(["pets_plus", "singers", "pets_1"], ("PETS",))
+    assert order == [0, 2, 1] and also[0].describe() == (
+        "also answerable in pets_1, which adds no table"
+    )
+    # a table the related database lacks: no group
+    assert separator.group(["pets_plus", "singers", "pets_1"], ("toys",)) == ([0, 1, 2], ())
