@@ -30,6 +30,7 @@ from retriever.tables import embed_entries, entries_from_catalog
 from retriever.text import normalize_question
 from schemagraph import Catalog, database_fingerprint
 from schemagraph.containment import find_relations
+from schemagraph.families import collapse_families
 from schemagraph.model import fold
 
 log = logging.getLogger(__name__)
@@ -198,7 +199,7 @@ def run_recall(
                 )
             retriever.masked = masked
     else:
-        entries = entries_from_catalog(dataset.catalog, with_values=False)
+        entries = entries_from_catalog(collapse_families(dataset.catalog), with_values=False)
         vectors = embed_entries(entries, embedder)
     rankers: dict[str, Callable[[str], Ranking]] = {}
     if "schemarag" in methods:

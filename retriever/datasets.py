@@ -4,7 +4,9 @@ Spider (`dev.json`: `question`, `query`, `db_id`), Spider-Syn (`SpiderSynQuestio
 and BIRD (`SQL`) are read the same way; gold tables come from a `gold_tables` list when a question
 has one, else from the gold SQL's syntax tree (`schemagraph.sql.tables_in_sql`, in the SQL
 dialect the file is written in: SQLite unless told), hardness from Spider's classifier on the
-gold SQL (None when it cannot classify SQL of another dialect).
+gold SQL (None when it cannot classify SQL of another dialect). The shards of a table family
+(`ga_sessions_20170701` ...) are one gold table, the family's newest member, which is how the
+index ranks a family (`schemagraph.families`).
 
 A question whose gold tables are none of its database's (a view, or a table the tables.json
 lacks) cannot be routed to them and is skipped, with the names it read.
@@ -24,6 +26,7 @@ from typing import Any
 from retriever.errors import BenchmarkDataError
 from schemagraph import Catalog, load_spider
 from schemagraph.errors import SchemaGraphError
+from schemagraph.families import family_index
 from schemagraph.model import fold
 from schemagraph.sql import SqlError, spider_hardness, tables_in_sql
 
@@ -92,6 +95,7 @@ def load_files(
     rows = _read_json_list(questions)
     parsed: list[BenchQuestion] = []
     skipped: list[str] = []
+    stand_ins: dict[str, dict[str, str]] = {}
     for i, row in enumerate(rows):
         where = f"{questions.name}[{i}]"
         text = next((row[k] for k in _QUESTION_KEYS if row.get(k)), None)
@@ -118,7 +122,13 @@ def load_files(
             skipped.append(f"{where}: gold SQL does not parse: {exc}")
             continue
         hardness = _hardness(sql) if sql and dialect == "sqlite" else None
-        gold = frozenset((fold(db.id), fold(t)) for t in names if db.has_table(t))
+        if db.id not in stand_ins:
+            stand_ins[db.id] = {name: f.last for name, f in family_index(db).items()}
+        # a sharded family is one table, its newest member, as the index ranks it
+        stand_in = stand_ins[db.id]
+        gold = frozenset(
+            (fold(db.id), fold(stand_in.get(fold(t), t))) for t in names if db.has_table(t)
+        )
         if not gold:
             read = ", ".join(sorted(names)) or "nothing"
             skipped.append(

@@ -160,6 +160,35 @@ def test_gold_tables_given_a_dialect_or_a_list_and_views_skipped_with_their_name
     assert not load_files(sample_dir / "tables.json", questions).questions  # read as SQLite
 
 
+def test_the_shards_of_a_family_are_one_gold_table_its_newest_member(tmp_path: Path) -> None:
+    shards = [f"ga_sessions_201707{day:02d}" for day in range(1, 6)]
+    names = [*shards, "products"]
+    columns = [[-1, "*"]] + [[i, c] for i in range(len(names)) for c in ("visitid", "totals")]
+    tables = [
+        {
+            "db_id": "ga360",
+            "table_names_original": names,
+            "table_names": names,
+            "column_names_original": columns,
+            "column_names": columns,
+            "column_types": ["text"] * len(columns),
+            "primary_keys": [],
+            "foreign_keys": [],
+        }
+    ]
+    (tmp_path / "tables.json").write_text(json.dumps(tables))
+    rows = [
+        {"question": "July", "db_id": "ga360", "gold_tables": shards[:3]},
+        {"question": "July and products", "db_id": "ga360", "gold_tables": [*shards, "products"]},
+    ]
+    (tmp_path / "q.json").write_text(json.dumps(rows))
+
+    dataset = load_files(tmp_path / "tables.json", tmp_path / "q.json")
+
+    newest = ("ga360", "ga_sessions_20170705")
+    assert [q.gold for q in dataset.questions] == [{newest}, {newest, ("ga360", "products")}]
+
+
 def test_colliding_database_ids_across_files_are_an_error(tmp_path: Path, sample_dir: Path) -> None:
     questions = tmp_path / "q.json"
     questions.write_text(json.dumps(QUESTIONS))
