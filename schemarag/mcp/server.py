@@ -37,7 +37,7 @@ from schemarag.mcp.estate import (
 
 log = logging.getLogger(__name__)
 
-__all__ = ["create_server"]
+__all__ = ["as_text", "create_server"]
 
 INSTRUCTIONS = (
     "schemarag knows the databases of this estate. Call find_tables with the user's question "
@@ -52,7 +52,7 @@ Database = Annotated[
 ]
 
 
-def _text(value: Any) -> str:
+def as_text(value: Any) -> str:
     """Compact JSON: what the model reads, with no indentation to pay for."""
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
 
@@ -84,7 +84,7 @@ def create_server(estate: Estate, *, name: str = "schemarag") -> MCPServer:
         (the joinable set to write SQL against, bridge tables included), twin databases with the
         same schema, and similar example questions with their SQL. `build` names the index
         build that answered."""
-        return _text(
+        return as_text(
             _call("find_tables", lambda: estate.find_tables(question, top_databases, top_tables))
         )
 
@@ -100,7 +100,7 @@ def create_server(estate: Estate, *, name: str = "schemarag") -> MCPServer:
         """The databases of the estate by id: table count, first table names, description,
         twins (databases with the same schema). Paged: `next_offset` is there when more
         match."""
-        return _text(_call("list_databases", lambda: estate.list_databases(pattern, offset, limit)))
+        return as_text(_call("list_databases", lambda: estate.list_databases(pattern, offset, limit)))
 
     if estate.catalog is not None:
 
@@ -144,7 +144,7 @@ def create_server(estate: Estate, *, name: str = "schemarag") -> MCPServer:
             rows. Anything that writes, attaches, changes settings or holds more than one
             statement is refused; a query past the time limit is stopped; rows past `max_rows`
             are cut (`truncated`)."""
-            return _text(_call("run_sql", lambda: estate.run_sql(database, sql, max_rows)))
+            return as_text(_call("run_sql", lambda: estate.run_sql(database, sql, max_rows)))
 
     if estate.generate is not None:
 
@@ -159,7 +159,7 @@ def create_server(estate: Estate, *, name: str = "schemarag") -> MCPServer:
             """SQL for `question` written by the server's language model (schemarag's
             generation pipeline: retrieval, schema linking, candidates, checks). Returns the SQL,
             the database and tables used, or why none was written."""
-            return _text(_call("generate_sql", lambda: estate.generate_sql(question, database)))
+            return as_text(_call("generate_sql", lambda: estate.generate_sql(question, database)))
 
     @server.resource("schemarag://index", mime_type="application/json")
     def index_status() -> str:
@@ -167,8 +167,8 @@ def create_server(estate: Estate, *, name: str = "schemarag") -> MCPServer:
         current = estate.served.current
         if current is None:
             pending = estate.served.pending
-            return _text({"ready": False, "state": pending.state, "error": pending.error})
-        return _text(
+            return as_text({"ready": False, "state": pending.state, "error": pending.error})
+        return as_text(
             {
                 "ready": True,
                 "where": estate.served.source.where,
