@@ -22,13 +22,13 @@ import pytest
 
 pytest.importorskip("mcp")
 
-from mcp import Client, StdioServerParameters  # noqa: E402
-from mcp.client.stdio import stdio_client  # noqa: E402
-from mcp.client.streamable_http import streamable_http_client  # noqa: E402
-from mcp.shared._httpx_utils import create_mcp_http_client  # noqa: E402
+from mcp import Client, StdioServerParameters
+from mcp.client.stdio import stdio_client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
 
-from schemarag.cli import main  # noqa: E402
-from tests.processes import group_members, wait_until_gone  # noqa: E402
+from schemarag.cli import main
+from tests.processes import group_members, wait_until_gone
 
 ROOT = Path(__file__).resolve().parents[2]
 KEY = "test-key-0123456789"
