@@ -403,3 +403,9 @@ def test_a_public_address_without_a_key_is_refused(world: dict[str, Any]) -> Non
         "schemarag: error: refusing to listen on 0.0.0.0 without an API key: set "
         "SCHEMARAG_API_KEY, or listen on 127.0.0.1"
     ]
+
+
+def test_mcp_help_loads_neither_the_sdk_nor_any_heavy_library() -> None:
+    from tests.cli.test_startup import LIBRARIES, loaded_by, run_cli
+
+    assert loaded_by(run_cli(["mcp", "--help"]), ("mcp", *LIBRARIES)) == []
