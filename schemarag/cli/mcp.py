@@ -11,6 +11,7 @@ offered when SCHEMARAG_LLM names a language model (and `--source` is given).
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 from schemarag.cli.common import add_command, at_least, fraction
@@ -94,6 +95,7 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     from schemagraph.sql import close_engines
     from schemarag.cli.common import load
     from schemarag.cli.serve import store_source
+    from schemarag.cli.stopping import Terminated
     from schemarag.mcp.estate import DescribeLimits, Estate, generation_pipeline
 
     options = ApiOptions.from_env()
@@ -124,6 +126,12 @@ def cmd_mcp(args: argparse.Namespace) -> int:
         ),
         file=sys.stderr,
     )
+
+    def close() -> None:
+        served.stop()
+        source.close()
+        close_engines()
+
     served.start()
     try:
         if args.transport == "stdio":
@@ -136,8 +144,19 @@ def cmd_mcp(args: argparse.Namespace) -> int:
                 api_key=settings.api_key,
                 max_body_bytes=options.max_body_bytes,
             )
+    except (Terminated, KeyboardInterrupt) as stop:
+        if args.transport != "stdio":
+            raise
+        # The SDK reads stdin on a worker thread that no signal wakes, and the interpreter
+        # would wait for it at exit (until the client closes stdin): leave without it.
+        close()
+        interrupted = isinstance(stop, KeyboardInterrupt)
+        print(
+            f"schemarag: {'interrupted' if interrupted else 'terminated (SIGTERM)'}",
+            file=sys.stderr,
+        )
+        sys.stderr.flush()
+        os._exit(130 if interrupted else 143)
     finally:
-        served.stop()
-        source.close()
-        close_engines()
+        close()
     return 0

@@ -361,33 +361,49 @@ def test_http_server_leaves_no_process_behind(http_server: dict[str, Any]) -> No
     assert "Traceback" not in log and "terminated (SIGTERM)" in log
 
 
-def test_stdio_server_killed_leaves_no_process_behind(world: dict[str, Any]) -> None:
-    proc = subprocess.Popen(
-        [sys.executable, *server_args(world)],
-        env=world["env"],
-        cwd=world["root"],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-    )
-    request = {
-        "jsonrpc": "2.0",
-        "id": 1,
-        "method": "initialize",
-        "params": {
-            "protocolVersion": "2025-06-18",
-            "capabilities": {},
-            "clientInfo": {"name": "test", "version": "0"},
-        },
-    }
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGKILL])
+def test_stdio_server_stopped_mid_query_leaves_no_process_behind(
+    world: dict[str, Any], tmp_path: Path, signum: signal.Signals
+) -> None:
+    """Stopped while a never-ending query runs in its SQL worker and the client still holds
+    stdin open: SIGTERM ends it with 143 and one line, SIGKILL ends it at once; either way no
+    process of its group is left (the worker follows its parent)."""
+    stderr = tmp_path / "stderr"
+    with stderr.open("w") as errlog:
+        proc = subprocess.Popen(
+            [sys.executable, *server_args(world)[:-2], "--timeout", "60"],
+            env=world["env"],
+            cwd=world["root"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=errlog,
+            start_new_session=True,
+        )
     assert proc.stdin is not None and proc.stdout is not None
-    proc.stdin.write((json.dumps(request) + "\n").encode())
-    proc.stdin.flush()
+
+    def send(message: dict[str, Any]) -> None:
+        assert proc.stdin is not None
+        proc.stdin.write((json.dumps({"jsonrpc": "2.0", **message}) + "\n").encode())
+        proc.stdin.flush()
+
+    client = {"name": "test", "version": "0"}
+    params = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": client}
+    send({"id": 1, "method": "initialize", "params": params})
     assert json.loads(proc.stdout.readline())["id"] == 1
-    proc.kill()
-    proc.wait()
+    send({"method": "notifications/initialized"})
+    call = {"name": "run_sql", "arguments": {"database": "pets_1", "sql": NEVER_ENDING_CTE}}
+    send({"id": 2, "method": "tools/call", "params": call})
+    deadline = time.monotonic() + 30
+    while len(group_members(proc.pid)) < 2:  # the SQL worker has started
+        assert time.monotonic() < deadline, "no SQL worker started"
+        time.sleep(0.1)
+    os.kill(proc.pid, signum)
+    assert proc.wait(timeout=20) == (143 if signum == signal.SIGTERM else -signal.SIGKILL)
     wait_until_gone(proc.pid, 10)
+    if signum == signal.SIGTERM:
+        log = stderr.read_text()
+        assert log.rstrip().endswith("schemarag: terminated (SIGTERM)"), log
+        assert "Traceback" not in log
 
 
 def test_a_public_address_without_a_key_is_refused(world: dict[str, Any]) -> None:
