@@ -23,6 +23,7 @@ import argparse
 import json
 import os
 import random
+import resource
 import statistics
 import sys
 import time
@@ -187,6 +188,7 @@ def main() -> int:
         },
         "first_answer_s_in_process": round(first_s, 2),
         "catalog_load_s": round(catalog_s, 2),
+        "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024),
     }
     estate.served.stop()
     source.close()

@@ -75,7 +75,7 @@ class Estate:
         generate: Callable[[str, str | None, Loaded], dict[str, Any]] | None = None,
         describe: DescribeLimits | None = None,
         timeout_s: float = 5.0,
-        ready_timeout_s: float = 120.0,
+        ready_timeout_s: float = 30.0,
     ) -> None:
         self.served = served
         self.catalog = catalog
