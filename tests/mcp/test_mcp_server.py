@@ -425,3 +425,37 @@ def test_mcp_help_loads_neither_the_sdk_nor_any_heavy_library() -> None:
     from tests.cli.test_startup import LIBRARIES, loaded_by, run_cli
 
     assert loaded_by(run_cli(["mcp", "--help"]), ("mcp", *LIBRARIES)) == []
+
+
+def test_generate_sql_is_offered_when_an_llm_is_configured(
+    world: dict[str, Any], tmp_path: Path
+) -> None:
+    """A scripted model that always answers the same query stands in for the LLM."""
+    llm = {
+        **world,
+        "env": {**world["env"], "SCHEMARAG_LLM": "scripted:SELECT count(*) FROM singer"},
+    }
+
+    async def session(client: Client) -> Any:
+        tools = {tool.name: tool for tool in (await client.list_tools()).tools}
+        given = await client.call_tool(
+            "generate_sql",
+            {"question": "How many singers are there?", "database": "concert_singer"},
+        )
+        retrieved = await client.call_tool(
+            "generate_sql", {"question": "How many singers are there?"}
+        )
+        unknown = await client.call_tool(
+            "generate_sql", {"question": "How many singers?", "database": "nope"}
+        )
+        return tools, given, retrieved, unknown
+
+    tools, given, retrieved, unknown = run_stdio(llm, session, tmp_path / "stderr")
+    assert set(tools) == {*CORE_TOOLS, "generate_sql"}
+    assert tools["generate_sql"].input_schema["required"] == ["question"]
+    answer = json.loads(text(given))
+    assert answer["db_id"] == "concert_singer" and "count(*)" in answer["sql"].lower()
+    assert answer["build"]
+    assert json.loads(text(retrieved))["db_id"] == "concert_singer"
+    assert unknown.is_error and "no database 'nope'" in text(unknown)
+    no_traceback(tmp_path / "stderr")
