@@ -100,7 +100,9 @@ def create_server(estate: Estate, *, name: str = "schemarag") -> MCPServer:
         """The databases of the estate by id: table count, first table names, description,
         twins (databases with the same schema). Paged: `next_offset` is there when more
         match."""
-        return as_text(_call("list_databases", lambda: estate.list_databases(pattern, offset, limit)))
+        return as_text(
+            _call("list_databases", lambda: estate.list_databases(pattern, offset, limit))
+        )
 
     if estate.catalog is not None:
 
