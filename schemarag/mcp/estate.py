@@ -90,11 +90,13 @@ class Estate:
 
     @contextmanager
     def build(self) -> Iterator[Loaded]:
-        """The served build, waiting up to `ready_timeout_s` for the first one to load."""
+        """The served build, waiting up to `ready_timeout_s` while the first one loads."""
         from schemarag.api.served import IndexNotReadyError
 
         deadline = time.monotonic() + self.ready_timeout_s
         while not self.served.ready and time.monotonic() < deadline:
+            if self.served.pending.state not in ("starting", "loading"):
+                break  # empty, failed or unreachable: say so now
             time.sleep(0.05)
         try:
             with self.served.lease() as loaded:

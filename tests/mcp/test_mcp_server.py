@@ -459,3 +459,30 @@ def test_generate_sql_is_offered_when_an_llm_is_configured(
     assert json.loads(text(retrieved))["db_id"] == "concert_singer"
     assert unknown.is_error and "no database 'nope'" in text(unknown)
     no_traceback(tmp_path / "stderr")
+
+
+def test_an_empty_store_is_said_at_once_and_no_source_means_two_tools(
+    world: dict[str, Any], tmp_path: Path
+) -> None:
+    (tmp_path / "empty").mkdir()
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "schemarag", "mcp", "--store", str(tmp_path / "empty")],
+        env=world["env"],
+        cwd=str(world["root"]),
+    )
+
+    async def go() -> Any:
+        with (tmp_path / "stderr").open("w") as errlog:
+            async with Client(stdio_client(params, errlog=errlog)) as client:
+                tools = (await client.list_tools()).tools
+                started = time.monotonic()
+                found = await client.call_tool("find_tables", {"question": "singers"})
+                return tools, found, time.monotonic() - started
+
+    tools, found, waited = anyio.run(go)
+    assert {tool.name for tool in tools} == {"find_tables", "list_databases"}
+    assert found.is_error and "holds no knowledge base yet" in text(found)
+    assert "schemarag index build" in text(found)
+    assert waited < 10
+    no_traceback(tmp_path / "stderr")
