@@ -210,14 +210,17 @@ def serve(reads: str, writes: str, preload: str = "", caller: str = "") -> None:
     if preload:
         with contextlib.suppress(ImportError):  # the call will say why, as if not preloaded
             importlib.import_module(preload)
-    sender.send(None)
-    while True:
-        try:
-            function, args = receiver.recv()
-        except EOFError:
-            return
-        try:
-            reply: tuple[bool, Any] = (True, function(*args))
-        except Exception as exc:
-            reply = (False, exc)
-        sender.send(reply)
+    try:
+        sender.send(None)
+        while True:
+            try:
+                function, args = receiver.recv()
+            except EOFError:
+                return
+            try:
+                reply: tuple[bool, Any] = (True, function(*args))
+            except Exception as exc:
+                reply = (False, exc)
+            sender.send(reply)
+    except BrokenPipeError:  # the caller is gone (it ended while this worker started or ran)
+        return

@@ -27,6 +27,7 @@ COMMANDS = {
     "bench": ("bench", "benchmarks"),
     "sql": ("sql", "run untrusted SQL safely, evaluate predictions"),
     "demo": ("demo", "run the main job on the bundled sample databases"),
+    "mcp": ("mcp", "serve the knowledge base to assistants (Model Context Protocol)"),
 }
 
 

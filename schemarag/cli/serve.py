@@ -32,7 +32,7 @@ from schemarag.settings import Settings
 if TYPE_CHECKING:
     from fastapi import FastAPI
 
-    from schemarag.api import Generation
+    from schemarag.api import Generation, StoreSource
 
 log = logging.getLogger(__name__)
 
@@ -209,7 +209,7 @@ def _location(args: argparse.Namespace, settings: Settings) -> StoreLocation:
 
 def make_app(args: argparse.Namespace, settings: Settings) -> FastAPI:
     """The app `args` describe, with this process's logging and BLAS threads set up."""
-    from schemarag.api import ApiOptions, StoreSource, create_app, prepare_query_embedder
+    from schemarag.api import ApiOptions, create_app
     from schemarag.api.examples import ExampleIntake
     from schemarag.cli.common import load
 
@@ -217,17 +217,8 @@ def make_app(args: argparse.Namespace, settings: Settings) -> FastAPI:
     if args.log_questions:
         options = dataclasses.replace(options, log_questions=True)
 
-    def make_embedder(spec: str) -> Embedder:
-        return prepare_query_embedder(settings.embedder(spec))
-
     location = _location(args, settings)
-    source = StoreSource(
-        location,
-        make_embedder=make_embedder,
-        embedder_spec=args.embedder,
-        options={"examples": args.examples, "abstain_below": args.abstain_below},
-        cache=ProviderCache(settings.cache_path),  # closed with the source, at shutdown
-    )
+    source = store_source(args, settings)
     pool_llm: LLM | None = settings.llm(args.pool) if args.pool else None
     generation = make_generation(settings, args.source)
     examples = None
@@ -245,6 +236,24 @@ def make_app(args: argparse.Namespace, settings: Settings) -> FastAPI:
     configure_logging(access=not args.no_access_log)
     limit_blas_threads()
     return app
+
+
+def store_source(args: argparse.Namespace, settings: Settings) -> StoreSource:
+    """The store of `args` (`--store`, `--collection`, `--embedder`, `--examples`,
+    `--abstain-below`) as `serve` reads it: MiniLM warm and on one torch thread, the schema
+    vocabulary's vectors in the provider cache (closed with the source)."""
+    from schemarag.api import StoreSource, prepare_query_embedder
+
+    def make_embedder(spec: str) -> Embedder:
+        return prepare_query_embedder(settings.embedder(spec))
+
+    return StoreSource(
+        _location(args, settings),
+        make_embedder=make_embedder,
+        embedder_spec=args.embedder,
+        options={"examples": args.examples, "abstain_below": args.abstain_below},
+        cache=ProviderCache(settings.cache_path),
+    )
 
 
 def make_generation(settings: Settings, sources: list[str] | None) -> Generation:

@@ -1,0 +1,392 @@
+"""What the MCP tools answer, as plain Python: `Estate` over a served index and a catalog.
+
+The served index is `schemarag.api.served.ServedIndex`, as `serve` holds it: a new build of the
+store is swapped in without a restart, and every answer that reads the index names its build.
+The catalog (`--source`) is what `describe_tables` and `run_sql` read; without one those two
+tools are not offered. Every method returns JSON-ready values or text and raises `EstateError`
+with a sentence the model can act on; nothing here knows about the protocol.
+
+What `find_tables` leaves out of `RetrievalResult.as_dict()` (an agent pays for every token):
+the question (the caller has it), the pool-wide table ranking (the per-database rankings hold
+the same tables), the examples' similarity, skeleton and origin (a user example is marked),
+timings, `pooled`, a null `pooling_error`, and per table the `chosen`/`bridge` flags and null
+`family`/`joins` (`chosen_tables` lists the joinable set, bridges say what they join). Scores
+are rounded to 3 digits.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import threading
+import time
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from generator.prompt import PromptConfig, build_prompt, prompt_sample, schema_text
+from generator.text import approx_tokens
+from retriever.completion import join_paths
+from schemagraph import Catalog, Database
+from schemagraph.model import fold
+
+if TYPE_CHECKING:
+    from schemarag.api.served import Loaded, ServedIndex
+
+__all__ = ["DescribeLimits", "Estate", "EstateError"]
+
+
+class EstateError(Exception):
+    """A request the estate cannot answer, said in one sentence for the model to read."""
+
+
+#: the largest `describe_tables` budget a call may ask for
+MAX_DESCRIBE_TOKENS = 20000
+
+
+@dataclass(frozen=True)
+class DescribeLimits:
+    """`describe_tables`: the default and largest token budgets, sample rows per table."""
+
+    budget_tokens: int = 3000
+    max_budget_tokens: int = MAX_DESCRIBE_TOKENS
+    sample_rows: int = 3
+
+
+#: most rows `run_sql` returns (the model reads every one of them)
+MAX_ROWS = 200
+DEFAULT_ROWS = 50
+#: `list_databases` page size
+PAGE = 50
+
+
+class Estate:
+    """The tools' answers over `served` (started and stopped by the caller) and `catalog`.
+
+    `generate`: the `ask` pipeline, `(question, database or None, loaded build) -> dict`, or
+    None when no LLM is configured. `ready_timeout_s`: how long a call waits for the first
+    build to load before it answers that the index is not ready."""
+
+    def __init__(
+        self,
+        served: ServedIndex,
+        catalog: Catalog | None,
+        *,
+        generate: Callable[[str, str | None, Loaded], dict[str, Any]] | None = None,
+        describe: DescribeLimits | None = None,
+        timeout_s: float = 5.0,
+        ready_timeout_s: float = 30.0,
+    ) -> None:
+        self.served = served
+        self.catalog = catalog
+        self.generate = generate
+        self.describe = describe or DescribeLimits()
+        self.timeout_s = timeout_s
+        self.ready_timeout_s = ready_timeout_s
+        # one retrieval at a time: the HTTP API batches them on one thread for the same reason
+        self._retrieving = threading.Lock()
+
+    # -- the index -------------------------------------------------------------------------
+
+    @contextmanager
+    def build(self) -> Iterator[Loaded]:
+        """The served build, waiting up to `ready_timeout_s` while the first one loads."""
+        from schemarag.api.served import IndexNotReadyError
+
+        deadline = time.monotonic() + self.ready_timeout_s
+        while not self.served.ready and time.monotonic() < deadline:
+            if self.served.pending.state not in ("starting", "loading"):
+                break  # empty, failed or unreachable: say so now
+            time.sleep(0.05)
+        try:
+            with self.served.lease() as loaded:
+                yield loaded
+        except IndexNotReadyError:
+            raise EstateError(self._not_ready()) from None
+
+    def _not_ready(self) -> str:
+        pending = self.served.pending
+        where = self.served.source.where
+        if pending.state == "empty":
+            return f"{where} holds no knowledge base yet: run `schemarag index build` first"
+        if pending.state == "loading":
+            return f"the index {pending.build} of {where} is still loading; try again shortly"
+        if pending.state in ("failed", "unreachable"):
+            return f"the index of {where} cannot be loaded: {pending.error}"
+        return f"the index of {where} is not loaded yet; try again shortly"
+
+    # -- tools -----------------------------------------------------------------------------
+
+    def find_tables(
+        self, question: str, top_databases: int = 3, top_tables: int = 5
+    ) -> dict[str, Any]:
+        """The ranked databases and tables for `question`, trimmed (see the module docstring)."""
+        if not question.strip():
+            raise EstateError("question is empty: ask it in words")
+        with self.build() as loaded, self._retrieving:
+            result = loaded.retriever.retrieve(question, top_databases, top_tables).as_dict()
+        answer: dict[str, Any] = {
+            "build": loaded.build_id,
+            "confidence": round(result["confidence"], 3),
+            "abstained": result["abstained"],
+            "databases": [_database(db) for db in result["databases"]],
+        }
+        if result["abstained"]:
+            answer["note"] = "no database seems to fit; the best candidates are listed"
+        if result["twins"] is not None:
+            answer["twins"] = result["twins"]
+        if result["examples"]:
+            answer["examples"] = [_example(e) for e in result["examples"]]
+        if result["pooling_error"]:
+            answer["pooling_error"] = result["pooling_error"]
+        return answer
+
+    def list_databases(
+        self, pattern: str | None = None, offset: int = 0, limit: int = PAGE
+    ) -> dict[str, Any]:
+        """The databases of the served build whose id matches `pattern` (a glob, or a part of
+        the id; any case), `limit` from `offset`, with their table counts and names, the
+        description the catalog gives their tables, and their twin groups."""
+        with self.build() as loaded:
+            tables: dict[str, list[str]] = {}
+            for entry in loaded.retriever.entries:
+                tables.setdefault(entry.db_id, []).append(entry.table)
+            twins = loaded.manifest.get("twins", [])
+            build_id = loaded.build_id
+        ids = sorted(tables, key=str.lower)
+        if pattern:
+            wanted = pattern.lower()
+            glob = any(ch in wanted for ch in "*?[")
+            ids = [
+                i
+                for i in ids
+                if (fnmatch.fnmatchcase(i.lower(), wanted) if glob else wanted in i.lower())
+            ]
+        twin_of = {m: g["members"] for g in twins for m in g.get("members", ())}
+        page = ids[offset : offset + limit]
+        databases = []
+        for db_id in page:
+            item: dict[str, Any] = {"db_id": db_id, "tables": len(tables[db_id])}
+            item["table_names"] = tables[db_id][:20]
+            description = self._description(db_id)
+            if description:
+                item["description"] = description
+            if db_id in twin_of:
+                item["twins"] = [m for m in twin_of[db_id] if m != db_id]
+            databases.append(item)
+        answer: dict[str, Any] = {"build": build_id, "total": len(ids), "databases": databases}
+        if offset + limit < len(ids):
+            answer["next_offset"] = offset + limit
+        return answer
+
+    def describe_tables(
+        self,
+        database: str,
+        tables: Sequence[str] | None = None,
+        question: str = "",
+        max_tokens: int | None = None,
+    ) -> str:
+        """CREATE TABLE text of `tables` of `database` (all when None) and the tables that join
+        them, with descriptions, keys, sample rows and the join conditions, cut to `max_tokens`
+        the way generation prompts are (`generator.prompt.build_prompt`)."""
+        from generator.errors import GeneratorError
+
+        db = self._database(database)
+        budget = max_tokens or self.describe.budget_tokens
+        names, bridges = self._with_bridges(db, tables)
+        config = PromptConfig(
+            budget_tokens=1_000_000, sample_rows=self.describe.sample_rows, max_cell_chars=40
+        )
+        try:
+            sample = prompt_sample(db, config)
+        except Exception:  # a file that cannot be sampled still has a schema
+            sample = None
+        asked = question.strip()
+        try:
+            whole = build_prompt(asked, db, tables=names, sample=sample, config=config)
+            shown = schema_text(db, whole.tables, sample, whole.sample_rows)
+            overhead = whole.tokens - approx_tokens(shown)
+            prompt = build_prompt(
+                asked,
+                db,
+                tables=names,
+                sample=sample,
+                config=PromptConfig(
+                    budget_tokens=budget + overhead,
+                    sample_rows=config.sample_rows,
+                    max_cell_chars=config.max_cell_chars,
+                ),
+            )
+        except GeneratorError as exc:
+            raise EstateError(str(exc)) from None
+        text = schema_text(
+            db,
+            prompt.tables,
+            sample,
+            prompt.sample_rows,
+            descriptions=not prompt.cuts.descriptions_dropped,
+            hidden=prompt.hidden,
+        )
+        lines = [f"-- database {db.id}: {len(prompt.tables)} of {len(db.tables)} tables", text]
+        joins = _join_conditions(db, prompt.tables)
+        if joins:
+            lines.append("-- joins:\n" + "\n".join(f"--   {j}" for j in joins))
+        notes = []
+        if bridges:
+            notes.append(f"added {', '.join(bridges)} to join the tables asked for")
+        notes += prompt.cuts.notes()
+        notes = [n.replace("dropped the descriptions", "left out the descriptions") for n in notes]
+        if prompt.cuts.any:
+            notes.append(f"cut to {budget} tokens: ask for fewer tables or a larger max_tokens")
+        if notes:
+            lines.append("-- " + "; ".join(notes))
+        return "\n".join(lines)
+
+    def run_sql(self, database: str, sql: str, max_rows: int = DEFAULT_ROWS) -> dict[str, Any]:
+        """Run `sql` (SQLite's SQL; translated for a live server) through the guard of `sql
+        run`: one read-only query, read-only connection, deadline, row cap."""
+        from generator.errors import NoDataError
+        from generator.execution import database_runner
+        from schemagraph.sql import Limits, QueryError
+        from schemarag.cli.sql import outcome_json
+
+        db = self._database(database)
+        if not sql.strip():
+            raise EstateError("sql is empty: pass one SELECT query")
+        limits = Limits(timeout_s=self.timeout_s, max_rows=max_rows, max_value_bytes=2000)
+        try:
+            outcome = database_runner(db, limits)(sql)
+        except NoDataError as exc:
+            raise EstateError(str(exc)) from None
+        if isinstance(outcome, QueryError):
+            rule = f" ({outcome.rule.value})" if outcome.rule else ""
+            raise EstateError(f"{outcome.kind.value}{rule}: {outcome.message}")
+        answer = outcome_json(outcome)
+        answer.pop("ok", None)
+        answer["row_count"] = len(answer["rows"])
+        answer["database"] = db.id
+        return answer
+
+    def generate_sql(self, question: str, database: str | None = None) -> dict[str, Any]:
+        """SQL for `question` from the `ask` pipeline (the configured LLM)."""
+        if self.generate is None:
+            raise EstateError("no language model is configured (SCHEMARAG_LLM)")
+        if not question.strip():
+            raise EstateError("question is empty: ask it in words")
+        if database is not None:
+            database = self._database(database).id
+        with self.build() as loaded:
+            return self.generate(question, database, loaded)
+
+    # -- helpers ---------------------------------------------------------------------------
+
+    def _database(self, database: str) -> Database:
+        if self.catalog is None:
+            raise EstateError(
+                "the server was started without the catalog (--source): it can rank tables "
+                "but not show or query them"
+            )
+        if database in self.catalog:
+            return self.catalog.database(database)
+        folded = {db.id.lower(): db for db in self.catalog}
+        if database.lower() in folded:
+            return folded[database.lower()]
+        near = [db.id for db in self.catalog if database.lower() in db.id.lower()][:5]
+        hint = f"; did you mean {', '.join(near)}?" if near else "; see list_databases"
+        raise EstateError(f"no database {database!r} in this estate{hint}")
+
+    def _description(self, db_id: str) -> str:
+        if self.catalog is None or db_id not in self.catalog:
+            return ""
+        described = [t.description for t in self.catalog.database(db_id).tables if t.description]
+        return " ".join(described)[:200]
+
+    def _with_bridges(
+        self, db: Database, tables: Sequence[str] | None
+    ) -> tuple[list[str] | None, list[str]]:
+        """`tables` in the database's spelling, plus the tables on the foreign-key paths that
+        join them (the bridges, named apart)."""
+        if not tables:
+            return None, []
+        missing = [t for t in tables if not db.has_table(t)]
+        if missing:
+            have = ", ".join(t.name for t in db.tables[:30])
+            raise EstateError(f"database {db.id!r} has no table {missing[0]!r}; it has: {have}")
+        real = {fold(t.name): t.name for t in db.tables}
+        graph: dict[str, set[str]] = {fold(t.name): set() for t in db.tables}
+        for fk in db.foreign_keys:
+            a, b = fold(fk.table), fold(fk.ref_table)
+            if a != b and a in graph and b in graph:
+                graph[a].add(b)
+                graph[b].add(a)
+        order = join_paths(graph, [fold(t) for t in tables])
+        names = [real[t] for t, _ in order]
+        bridges = [real[t] for t, joins in order if joins is not None]
+        return names, bridges
+
+
+def _database(db: dict[str, Any]) -> dict[str, Any]:
+    item: dict[str, Any] = {
+        "db_id": db["db_id"],
+        "score": round(db["score"], 3),
+        "tables": [_table(t) for t in db["tables"]],
+    }
+    if db["bridges"]:
+        item["bridges"] = [_table(t) for t in db["bridges"]]
+    item["chosen_tables"] = db["chosen_tables"]
+    return item
+
+
+def _table(table: dict[str, Any]) -> dict[str, Any]:
+    item: dict[str, Any] = {"name": table["name"], "score": round(table["score"], 3)}
+    if table["joins"] is not None:
+        item["joins"] = table["joins"]
+    if table["family"] is not None:
+        item["family"] = table["family"]
+    return item
+
+
+def _example(example: dict[str, Any]) -> dict[str, Any]:
+    item = {"question": example["question"], "sql": example["sql"], "db_id": example["db_id"]}
+    if example["origin"] != "synthetic":
+        item["origin"] = example["origin"]
+    return item
+
+
+def _join_conditions(db: Database, tables: Sequence[str]) -> list[str]:
+    """`a.x = b.y` for each foreign key between two of `tables`."""
+    shown = {fold(t) for t in tables}
+    joins = []
+    for fk in db.foreign_keys:
+        if fold(fk.table) in shown and fold(fk.ref_table) in shown:
+            pairs = zip(fk.columns, fk.ref_columns, strict=False)
+            joins.append(" AND ".join(f"{fk.table}.{a} = {fk.ref_table}.{b}" for a, b in pairs))
+    return list(dict.fromkeys(joins))
+
+
+def generation_pipeline(
+    catalog: Catalog, llm: Any
+) -> Callable[[str, str | None, Loaded], dict[str, Any]]:
+    """`Estate.generate` over `catalog` with `llm`: the `ask` pipeline with its defaults, on the
+    served build's retriever, its answer trimmed to what a model uses."""
+    from generator import GenerateRequest, Models, generate
+
+    models = Models((llm,))
+
+    def run(question: str, database: str | None, loaded: Loaded) -> dict[str, Any]:
+        request = GenerateRequest(question, db_id=database)
+        result = generate(request, catalog=catalog, models=models, retriever=loaded.retriever)
+        data = result.as_dict()
+        answer = {
+            "build": loaded.build_id,
+            "db_id": data["db_id"],
+            "tables": data["tables"],
+            "sql": data["sql"],
+        }
+        if data["refused"]:
+            answer["refused"] = data["refused"]
+        if data["abstained"]:
+            answer["note"] = "no database in the estate seems to fit the question"
+        return answer
+
+    return run

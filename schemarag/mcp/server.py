@@ -1,0 +1,185 @@
+"""The MCP server: the `Estate`'s answers as tools of the official SDK's `MCPServer`.
+
+Tools (their JSON schemas come from the signatures below):
+
+- `find_tables`      the ranked databases and tables for a question, with confidence;
+- `list_databases`   the databases of the estate, paged, with a pattern;
+- `describe_tables`  CREATE TABLE text, keys, sample rows and joins, cut to a token budget;
+- `run_sql`          one read-only query through the guard of `sql run`;
+- `generate_sql`     the `ask` pipeline, offered only when an LLM is configured.
+
+`describe_tables` and `run_sql` need the catalog (`--source`) and are offered only with it. A
+request the estate refuses (a bad database name, SQL the guard refuses, a timeout) is a tool
+error (`isError`) whose text says what to change; an unexpected failure is one too, logged on
+one line, so the server never ends on a call. The resource `schemarag://index` tells which
+build serves and where from.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from typing import Annotated, Any
+
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.types import ToolAnnotations
+from pydantic import Field
+
+from schemarag.mcp.estate import (
+    DEFAULT_ROWS,
+    MAX_DESCRIBE_TOKENS,
+    MAX_ROWS,
+    PAGE,
+    Estate,
+    EstateError,
+)
+
+log = logging.getLogger(__name__)
+
+__all__ = ["as_text", "create_server"]
+
+INSTRUCTIONS = (
+    "schemarag knows the databases of this estate. Call find_tables with the user's question "
+    "to learn which database and tables answer it, describe_tables to read their schema "
+    "(columns, keys, sample values, joins), then write one SQLite SELECT query and check it "
+    "with run_sql. list_databases browses the estate by name."
+)
+
+Question = Annotated[str, Field(min_length=1, max_length=2000, description="the question")]
+Database = Annotated[
+    str, Field(min_length=1, max_length=200, description="a database id from find_tables")
+]
+
+
+def as_text(value: Any) -> str:
+    """Compact JSON: what the model reads, with no indentation to pay for."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
+
+
+def _call(name: str, work: Any) -> Any:
+    """Run a tool's work; `EstateError` and anything unexpected become a `ToolError`."""
+    try:
+        return work()
+    except EstateError as exc:
+        raise ToolError(str(exc)) from None
+    except Exception as exc:
+        log.error("%s failed: %s: %s", name, type(exc).__name__, exc)
+        raise ToolError(f"{name} failed: {type(exc).__name__}: {exc}") from None
+
+
+def create_server(estate: Estate, *, name: str = "schemarag") -> MCPServer:
+    """The MCP server over `estate`, with the tools `estate` can answer."""
+    server: MCPServer = MCPServer(name, instructions=INSTRUCTIONS, log_level="WARNING")
+    read_only = ToolAnnotations(read_only_hint=True, open_world_hint=False)
+
+    @server.tool(annotations=read_only)
+    def find_tables(
+        question: Question,
+        top_databases: Annotated[int, Field(ge=1, le=20, description="databases")] = 3,
+        top_tables: Annotated[int, Field(ge=1, le=50, description="tables per database")] = 5,
+    ) -> str:
+        """The databases and tables that most likely answer `question`, best first, with the
+        retriever's confidence (0-1; `abstained` when no database fits), scores, `chosen_tables`
+        (the joinable set to write SQL against, bridge tables included), twin databases with the
+        same schema, and similar example questions with their SQL. `build` names the index
+        build that answered."""
+        return as_text(
+            _call("find_tables", lambda: estate.find_tables(question, top_databases, top_tables))
+        )
+
+    @server.tool(annotations=read_only)
+    def list_databases(
+        pattern: Annotated[
+            str | None,
+            Field(max_length=200, description="glob (sales_*) or part of the id; any case"),
+        ] = None,
+        offset: Annotated[int, Field(ge=0, description="first database of the page")] = 0,
+        limit: Annotated[int, Field(ge=1, le=200, description="databases per page")] = PAGE,
+    ) -> str:
+        """The databases of the estate by id: table count, first table names, description,
+        twins (databases with the same schema). Paged: `next_offset` is there when more
+        match."""
+        return as_text(
+            _call("list_databases", lambda: estate.list_databases(pattern, offset, limit))
+        )
+
+    if estate.catalog is not None:
+
+        @server.tool(annotations=read_only)
+        def describe_tables(
+            database: Database,
+            tables: Annotated[
+                list[Annotated[str, Field(min_length=1, max_length=200)]] | None,
+                Field(max_length=50, description="tables to show (default: all)"),
+            ] = None,
+            question: Annotated[
+                str,
+                Field(max_length=2000, description="the question: wide tables keep its columns"),
+            ] = "",
+            max_tokens: Annotated[
+                int | None, Field(ge=200, le=MAX_DESCRIBE_TOKENS, description="the answer's size")
+            ] = None,
+        ) -> str:
+            """CREATE TABLE statements of `tables` of `database` (or of all its tables), with
+            column descriptions as comments, primary and foreign keys, a few sample rows, the
+            join conditions between the tables, and any table needed to join them. Held to
+            `max_tokens` (default 3000) the way generation prompts are: descriptions, then sample
+            rows, then the columns of wide tables (keys and the question's columns stay), then
+            the tables least related to the question go; a last comment says what was cut."""
+            return str(
+                _call(
+                    "describe_tables",
+                    lambda: estate.describe_tables(database, tables, question, max_tokens),
+                )
+            )
+
+        @server.tool(annotations=read_only)
+        def run_sql(
+            database: Database,
+            sql: Annotated[
+                str, Field(min_length=1, max_length=20000, description="one SQLite SELECT")
+            ],
+            max_rows: Annotated[int, Field(ge=1, le=MAX_ROWS)] = DEFAULT_ROWS,
+        ) -> str:
+            """Run one read-only SELECT (SQLite's SQL) on `database` and return its columns and
+            rows. Anything that writes, attaches, changes settings or holds more than one
+            statement is refused; a query past the time limit is stopped; rows past `max_rows`
+            are cut (`truncated`)."""
+            return as_text(_call("run_sql", lambda: estate.run_sql(database, sql, max_rows)))
+
+    if estate.generate is not None:
+
+        @server.tool()
+        def generate_sql(
+            question: Question,
+            database: Annotated[
+                str | None,
+                Field(max_length=200, description="database id (default: retrieval picks)"),
+            ] = None,
+        ) -> str:
+            """SQL for `question` written by the server's language model (schemarag's
+            generation pipeline: retrieval, schema linking, candidates, checks). Returns the SQL,
+            the database and tables used, or why none was written."""
+            return as_text(_call("generate_sql", lambda: estate.generate_sql(question, database)))
+
+    @server.resource("schemarag://index", mime_type="application/json")
+    def index_status() -> str:
+        """The build being served, where from, and since when."""
+        current = estate.served.current
+        if current is None:
+            pending = estate.served.pending
+            return as_text({"ready": False, "state": pending.state, "error": pending.error})
+        return as_text(
+            {
+                "ready": True,
+                "where": estate.served.source.where,
+                "build": current.build_id,
+                "loaded_at": current.loaded_at.isoformat(),
+                "embedder": current.manifest.get("embedder"),
+                "databases": len({e.db_id for e in current.retriever.entries}),
+                "tables": len(current.retriever.entries),
+            }
+        )
+
+    return server
