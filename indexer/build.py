@@ -196,6 +196,12 @@ def _add_usage(report: BuildReport, services: BuildServices) -> None:
     report.usage = dict(counters.get("usage", {}))
 
 
+#: what a synthetic pair is: raised when the templates' wording or the checks a pair must pass
+#: (`indexer.validate`, `indexer.faithful`) change, so that the next build synthesizes every
+#: traversal again instead of keeping pairs the new code would not write
+PAIRS_VERSION = 2
+
+
 def traversal_key(db: Database, traversal: Traversal, signature: str) -> str:
     prints = sorted(table_fingerprint(db.table(t)) for t in traversal.tables)
     text = "\x1f".join([traversal.id, signature, *prints])
@@ -238,6 +244,7 @@ def _build(
     traversals = enumerate_traversals(graph, config.traversal)
     signature = json.dumps(
         [
+            PAIRS_VERSION,
             services.synthesizer_name,
             services.embedder.name,
             config.chains,

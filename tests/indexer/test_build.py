@@ -32,6 +32,7 @@ from indexer import (
     make_synthesizer,
     validate_sql,
 )
+from indexer import build as build_module
 from indexer.faithful import UNSAID
 from indexer.knowledge import DOCUMENT_VERSION
 from indexer.metered import CallCounter, CountingEmbedder, CountingLLM
@@ -153,6 +154,20 @@ def test_rebuilding_an_unchanged_catalog_is_instant_and_calls_no_provider(
     report = build_index(catalog, location, template_services(counter), CONFIG)
     assert report.up_to_date and counter.calls == 0
     assert location.current() == first
+
+
+def test_pairs_of_an_older_version_are_synthesized_again(
+    catalog: Catalog, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    location = StoreLocation.parse(tmp_path / "kb")
+    first = build_index(catalog, location, template_services(), CONFIG)
+    monkeypatch.setattr(build_module, "PAIRS_VERSION", build_module.PAIRS_VERSION + 1)
+
+    report = build_index(catalog, location, template_services(), CONFIG)
+
+    assert not report.up_to_date
+    assert report.traversals_synthesized == first.traversals_synthesized > 0
+    assert build_index(catalog, location, template_services(), CONFIG).up_to_date
 
 
 def test_table_documents_of_an_older_version_are_rewritten_and_the_questions_kept(
