@@ -325,7 +325,9 @@ def test_http_needs_the_api_key_and_answers_with_it(http_server: dict[str, Any])
 
     async def session(client: Client) -> Any:
         tools = (await client.list_tools()).tools
-        found = await client.call_tool("find_tables", {"question": "average age of dogs"})
+        found = await client.call_tool(
+            "find_tables", {"question": "Which dogs have which breeds and owners?"}
+        )
         rows = await client.call_tool(
             "run_sql", {"database": "dog_kennels", "sql": "SELECT count(*) FROM Dogs"}
         )
