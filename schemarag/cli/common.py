@@ -107,6 +107,20 @@ def add_precision(parser: argparse.ArgumentParser, *, default: str, help: str) -
     parser.add_argument("--precision", choices=PRECISIONS, default=default, help=help)
 
 
+def add_served_store(parser: argparse.ArgumentParser) -> None:
+    """Add what a server reads its index from: `--store`, `--collection`, `--embedder`."""
+    parser.add_argument(
+        "--store",
+        default=None,
+        help="folder (embedded Qdrant) or http(s) URL of a Qdrant server "
+        "(default SCHEMARAG_STORE or .schemarag/store)",
+    )
+    parser.add_argument("--collection", default="schemarag", help="collection name prefix")
+    parser.add_argument(
+        "--embedder", default=None, help="query embedder spec (default: the one each build used)"
+    )
+
+
 def check_outputs(args: argparse.Namespace) -> None:
     for dest, flag in getattr(args, "outputs", ()):
         path = getattr(args, dest)

@@ -14,7 +14,7 @@ import argparse
 import os
 import sys
 
-from schemarag.cli.common import add_command, at_least, fraction
+from schemarag.cli.common import add_command, add_served_store, at_least, fraction
 
 DEFAULT_PORT = 8765
 
@@ -29,16 +29,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("--host", default="127.0.0.1", help="with --transport http")
     parser.add_argument("--port", type=int, default=DEFAULT_PORT, help="with --transport http")
-    parser.add_argument(
-        "--store",
-        default=None,
-        help="folder (embedded Qdrant) or http(s) URL of a Qdrant server "
-        "(default SCHEMARAG_STORE or .schemarag/store)",
-    )
-    parser.add_argument("--collection", default="schemarag", help="collection name prefix")
-    parser.add_argument(
-        "--embedder", default=None, help="query embedder spec (default: the one each build used)"
-    )
+    add_served_store(parser)
     parser.add_argument(
         "--source",
         action="append",

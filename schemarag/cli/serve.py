@@ -26,7 +26,7 @@ from indexer import StoreLocation
 from providers import LLM, ConfigurationError, Embedder, MissingDependencyError, ProviderCache
 from retriever import ABSTAIN_THRESHOLD
 from schemagraph.parent_watch import exit_with_parent
-from schemarag.cli.common import add_command
+from schemarag.cli.common import add_command, add_served_store
 from schemarag.settings import Settings
 
 if TYPE_CHECKING:
@@ -41,16 +41,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser = add_command(sub, "serve")
     parser.add_argument("--host", default="127.0.0.1", help="address to listen on")
     parser.add_argument("--port", type=int, default=8000)
-    parser.add_argument(
-        "--store",
-        default=None,
-        help="folder (embedded Qdrant) or http(s) URL of a Qdrant server "
-        "(default SCHEMARAG_STORE or .schemarag/store)",
-    )
-    parser.add_argument("--collection", default="schemarag", help="collection name prefix")
-    parser.add_argument(
-        "--embedder", default=None, help="query embedder spec (default: the one each build used)"
-    )
+    add_served_store(parser)
     parser.add_argument(
         "--source",
         action="append",
