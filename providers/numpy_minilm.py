@@ -20,8 +20,9 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 
+from providers.adapter_files import misfit, read_deltas
 from providers.embedding import normalize_rows
-from providers.errors import ConfigurationError, MissingDependencyError
+from providers.errors import MissingDependencyError
 
 __all__ = ["NumpyBert", "supports"]
 
@@ -86,17 +87,10 @@ class NumpyBert:
         self._tokenizer.no_padding()
 
     def _merge(self, adapters: Path) -> None:
-        with np.load(adapters) as arrays:
-            loaded = {key: arrays[key].astype(np.float32) for key in arrays.files}
-        for name in sorted({key.rsplit(".", 1)[0] for key in loaded}):
+        for name, delta in read_deltas(adapters).items():
             weight = self._weights.get(f"encoder.{name}.weight")
-            delta = loaded[f"{name}.B"] @ loaded[f"{name}.A"]
             if weight is None or delta.shape != weight.shape:
-                raise ConfigurationError(
-                    f"adapters {str(adapters)!r}: {name!r} is no linear layer of this model, "
-                    "or its A and B arrays do not fit it (train them with "
-                    "benchmarks/train_embedder.py)"
-                )
+                raise misfit(adapters, name)
             self._weights[f"encoder.{name}.weight"] = weight + delta
 
     def encode(self, texts: Sequence[str]) -> Array:

@@ -19,10 +19,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import torch
 
-from providers.errors import ConfigurationError
+from providers.adapter_files import misfit, read_deltas
 
 __all__ = ["TARGETS", "LoRALinear", "merge"]
 
@@ -56,30 +55,16 @@ def merge(bert: Any, path: Path) -> int:
     """Add the adapters of `path` to `bert`'s (a transformers `BertModel`) linear weights;
     returns how many layers changed. A file that is no adapter file of this model is a
     `ConfigurationError`, and then no weight has changed."""
-    try:
-        with np.load(path) as arrays:
-            loaded = {key: arrays[key].astype(np.float32) for key in arrays.files}
-    except (OSError, ValueError, TypeError, AttributeError):  # not a file of named arrays
-        raise ConfigurationError(
-            f"adapters {str(path)!r}: not an .npz file of arrays (train adapters with "
-            "benchmarks/train_embedder.py)"
-        ) from None
-    names = sorted({key.rsplit(".", 1)[0] for key in loaded})
     deltas = {}
-    for name in names:
+    for name, delta in read_deltas(path).items():
         try:
             layer = bert.encoder.get_submodule(name)
-            delta = loaded[f"{name}.B"] @ loaded[f"{name}.A"]
-            fits = isinstance(layer, torch.nn.Linear) and delta.shape == layer.weight.shape
-        except (AttributeError, KeyError, ValueError):
-            fits = False
-        if not fits:
-            raise ConfigurationError(
-                f"adapters {str(path)!r}: {name!r} is no linear layer of this model, or its "
-                "A and B arrays do not fit it (train them with benchmarks/train_embedder.py)"
-            )
+        except AttributeError:
+            raise misfit(path, name) from None
+        if not isinstance(layer, torch.nn.Linear) or delta.shape != layer.weight.shape:
+            raise misfit(path, name)
         deltas[name] = (layer, torch.from_numpy(delta))
     with torch.no_grad():
         for layer, delta in deltas.values():
             layer.weight += delta.to(layer.weight.dtype)
-    return len(names)
+    return len(deltas)

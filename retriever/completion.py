@@ -8,7 +8,7 @@ the tables in between are added as bridges. Tables with no path stay as they are
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 from retriever.tables import TableEntry
 from schemagraph.model import fold
@@ -16,13 +16,21 @@ from schemagraph.model import fold
 
 def fk_adjacency(entries: Sequence[TableEntry]) -> dict[str, set[str]]:
     """Undirected foreign-key graph of one database's tables, by folded name."""
-    graph: dict[str, set[str]] = {fold(e.table): set() for e in entries}
-    for entry in entries:
-        for fk in entry.foreign_keys:
-            a, b = fold(entry.table), fold(fk.ref_table)
-            if a != b and b in graph:
-                graph[a].add(b)
-                graph[b].add(a)
+    return adjacency(
+        (e.table for e in entries),
+        ((e.table, fk.ref_table) for e in entries for fk in e.foreign_keys),
+    )
+
+
+def adjacency(tables: Iterable[str], keys: Iterable[tuple[str, str]]) -> dict[str, set[str]]:
+    """Undirected graph of `tables` (folded names) with an edge per foreign key (table,
+    referenced table) between two of them; self-references make no edge."""
+    graph: dict[str, set[str]] = {fold(t): set() for t in tables}
+    for table, ref_table in keys:
+        a, b = fold(table), fold(ref_table)
+        if a != b and a in graph and b in graph:
+            graph[a].add(b)
+            graph[b].add(a)
     return graph
 
 

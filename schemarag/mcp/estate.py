@@ -26,8 +26,8 @@ from typing import TYPE_CHECKING, Any
 
 from generator.prompt import PromptConfig, build_prompt, prompt_sample, schema_text
 from generator.text import approx_tokens
-from retriever.completion import join_paths
-from schemagraph import Catalog, Database
+from retriever.completion import adjacency, join_paths
+from schemagraph import Catalog, Database, DatabaseSample
 from schemagraph.model import fold
 
 if TYPE_CHECKING:
@@ -85,6 +85,8 @@ class Estate:
         self.ready_timeout_s = ready_timeout_s
         # one retrieval at a time: the HTTP API batches them on one thread for the same reason
         self._retrieving = threading.Lock()
+        #: sampled rows per database id, read once (a live server is not queried per call)
+        self._samples: dict[str, DatabaseSample | None] = {}
 
     # -- the index -------------------------------------------------------------------------
 
@@ -197,10 +199,12 @@ class Estate:
         config = PromptConfig(
             budget_tokens=1_000_000, sample_rows=self.describe.sample_rows, max_cell_chars=40
         )
-        try:
-            sample = prompt_sample(db, config)
-        except Exception:  # a file that cannot be sampled still has a schema
-            sample = None
+        if db.id not in self._samples:
+            try:
+                self._samples[db.id] = prompt_sample(db, config)
+            except Exception:  # a file that cannot be sampled still has a schema
+                self._samples[db.id] = None
+        sample = self._samples[db.id]
         asked = question.strip()
         try:
             whole = build_prompt(asked, db, tables=names, sample=sample, config=config)
@@ -286,11 +290,8 @@ class Estate:
                 "the server was started without the catalog (--source): it can rank tables "
                 "but not show or query them"
             )
-        if database in self.catalog:
+        if database in self.catalog:  # ids are compared case-folded
             return self.catalog.database(database)
-        folded = {db.id.lower(): db for db in self.catalog}
-        if database.lower() in folded:
-            return folded[database.lower()]
         near = [db.id for db in self.catalog if database.lower() in db.id.lower()][:5]
         hint = f"; did you mean {', '.join(near)}?" if near else "; see list_databases"
         raise EstateError(f"no database {database!r} in this estate{hint}")
@@ -313,12 +314,7 @@ class Estate:
             have = ", ".join(t.name for t in db.tables[:30])
             raise EstateError(f"database {db.id!r} has no table {missing[0]!r}; it has: {have}")
         real = {fold(t.name): t.name for t in db.tables}
-        graph: dict[str, set[str]] = {fold(t.name): set() for t in db.tables}
-        for fk in db.foreign_keys:
-            a, b = fold(fk.table), fold(fk.ref_table)
-            if a != b and a in graph and b in graph:
-                graph[a].add(b)
-                graph[b].add(a)
+        graph = adjacency(real.values(), ((fk.table, fk.ref_table) for fk in db.foreign_keys))
         order = join_paths(graph, [fold(t) for t in tables])
         names = [real[t] for t, _ in order]
         bridges = [real[t] for t, joins in order if joins is not None]

@@ -87,6 +87,8 @@ def test_a_model_numpy_does_not_compute_runs_in_torch(tmp_path, monkeypatch):
     (model / "config.json").write_text(json.dumps({**config, "hidden_act": "relu"}))
     assert not supports(model)
     monkeypatch.setattr(minilm_embedder, "_NUMPY", {})
+    monkeypatch.setattr(minilm_embedder, "_MODELS", {})  # the copy's torch model: this test's
+    monkeypatch.setattr(minilm_embedder, "_PACKED", {})
 
     embedder = MiniLMEmbedder(model_path=model, engine="numpy")
     vector = embedder.embed_query("How many singers are there?")
