@@ -24,6 +24,7 @@ COPY retriever ./retriever
 COPY generator ./generator
 COPY providers ./providers
 COPY schemarag ./schemarag
+COPY evaluation ./evaluation
 RUN pip install ".[server,minilm,anthropic,cohere]"
 
 # Stores, the server-mode state folder (manifests, CURRENT) and the provider cache all live

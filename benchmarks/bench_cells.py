@@ -25,21 +25,19 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
-import sys
 import time
 from pathlib import Path
 from typing import Any
 
+from evaluation.datasets import load_files
+from evaluation.recall import run_recall
+from indexer.store import StoreLocation
+from retriever import Retriever
+from schemarag.api.store import embedder_spec_of
+from schemarag.cli.retrieve import cached, make_query_embedder
+from schemarag.settings import Settings
+
 REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO))
-
-from indexer.store import StoreLocation  # noqa: E402
-from retriever import Retriever, load_files  # noqa: E402
-from retriever.bench import run_recall  # noqa: E402
-from schemarag.api.store import embedder_spec_of  # noqa: E402
-from schemarag.cli.retrieve import cached, make_query_embedder  # noqa: E402
-from schemarag.settings import Settings  # noqa: E402
-
 KEYS = ("db_R@1", "db_R@1_twins", "db_R@5", "tab_R@5", "all_tabs@5", "all_tabs@10",
         "latency_ms_p50", "latency_ms_p99")  # fmt: skip
 

@@ -17,16 +17,13 @@ import json
 import os
 import platform
 import statistics
-import sys
 import time
 from pathlib import Path
 from typing import Any
 
+from providers import Embedder, HashingEmbedder, MiniLMEmbedder
+
 REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO))
-
-from providers import Embedder, HashingEmbedder, MiniLMEmbedder  # noqa: E402
-
 SPIDER = REPO.parent / "shared/data/spider/tables.json"
 
 

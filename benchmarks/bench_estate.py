@@ -1,7 +1,7 @@
 """Scale of a whole estate: build, store, memory, latency and recall at N databases (issue 16).
 
 For each N the pool is Spider's 166 databases (N = 166), or Spider's 166 + BIRD train's 69
-(ids prefixed `bird_`, schema only) + N - 235 generated databases (`schemagraph.estate`, seed 0,
+(ids prefixed `bird_`, schema only) + N - 235 generated databases (`evaluation.estates`, seed 0,
 default knobs: wide tables, abbreviated and prefixed names, date-sharded families, tenant and
 staging copies, sampled rows). Spider dev's 1,034 questions are measured at every N, so recall
 is comparable across N. Each step runs in a fresh process with the offline defaults (template
@@ -41,11 +41,9 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
+from evaluation.estates import EstateSpec, generate_estate
+
 REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO))
-
-from schemagraph.estate import EstateSpec, generate_estate  # noqa: E402
-
 SPIDER = REPO.parent / "shared/data/spider"
 BIRD_TABLES = REPO.parent / "shared/data/bird/train_tables.json"
 BIN = REPO / ".venv/bin"

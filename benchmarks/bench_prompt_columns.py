@@ -13,7 +13,7 @@ before, every column of the prompt's tables (`create_table_text`), clipped; now,
 when no candidate names the gold columns (the columns the prompt showed, cut to that length).
 
 Questions: a Spider-layout question file over its tables.json (schema-only pools: no sample
-rows), or `--estate N`: a generated estate of N databases (`schemagraph.estate`, seed 0, a
+rows), or `--estate N`: a generated estate of N databases (`evaluation.estates`, seed 0, a
 third of the tables wide: 100-400 columns) and, for every traversal through a wide table, two
 template (question, SQL) pairs of the indexer's synthesizer, with 3 sample rows per table.
 
@@ -29,7 +29,6 @@ import argparse
 import logging
 import re
 import statistics
-import sys
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -38,24 +37,22 @@ from pathlib import Path
 import sqlglot
 from sqlglot import exp
 
-REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO))
+import generator.prompt as prompt_module
+from evaluation.datasets import BenchQuestion, load_files
+from evaluation.estates import EstateSpec, generate_estate
+from generator import PromptBudgetError, PromptConfig, build_prompt
+from generator.critique import CritiqueConfig
+from generator.prompt import judge_schema, prompt_sample
+from generator.text import clip
+from indexer.pairs import SynthesisRequest
+from indexer.templates import TemplateSynthesizer
+from schemagraph import build_graph, enumerate_traversals, load_spider, sample_database
+from schemagraph.model import Catalog, Database, fold
+from schemagraph.serialize import create_table_text, ident
+from schemagraph.sources.docs import apply_overlay
+from schemagraph.sql import tables_in_sql
 
-import generator.prompt as prompt_module  # noqa: E402
-from generator import PromptBudgetError, PromptConfig, build_prompt  # noqa: E402
-from generator.critique import CritiqueConfig  # noqa: E402
-from generator.prompt import judge_schema, prompt_sample  # noqa: E402
-from generator.text import clip  # noqa: E402
-from indexer.pairs import SynthesisRequest  # noqa: E402
-from indexer.templates import TemplateSynthesizer  # noqa: E402
-from retriever import load_files  # noqa: E402
-from retriever.datasets import BenchQuestion  # noqa: E402
-from schemagraph import build_graph, enumerate_traversals, load_spider, sample_database  # noqa: E402
-from schemagraph.estate import EstateSpec, generate_estate  # noqa: E402
-from schemagraph.model import Catalog, Database, fold  # noqa: E402
-from schemagraph.serialize import create_table_text, ident  # noqa: E402
-from schemagraph.sources.docs import apply_overlay  # noqa: E402
-from schemagraph.sql import tables_in_sql  # noqa: E402
+REPO = Path(__file__).resolve().parent.parent
 
 
 @contextmanager

@@ -26,15 +26,12 @@ from __future__ import annotations
 import argparse
 import json
 import random
-import sys
 from pathlib import Path
 from typing import Any
 
+from retriever.text import normalize_question
+
 REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO))
-
-from retriever.text import normalize_question  # noqa: E402
-
 BIRD = REPO.parent / "shared/data/bird"
 PREFIX = "bird_"
 EVALUATED = 2000

@@ -13,14 +13,13 @@ import sys
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO))
+from indexer import StoreLocation
+from providers import MiniLMEmbedder, spec_of_embedder
+from retriever import Retriever
+from schemarag.cli.retrieve import single_threaded
+from schemarag.settings import Settings
 
-from indexer import StoreLocation  # noqa: E402
-from providers import MiniLMEmbedder, spec_of_embedder  # noqa: E402
-from retriever import Retriever  # noqa: E402
-from schemarag.cli.retrieve import single_threaded  # noqa: E402
-from schemarag.settings import Settings  # noqa: E402
+REPO = Path(__file__).resolve().parent.parent
 
 
 def main() -> int:

@@ -11,12 +11,11 @@ import sqlite3
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-OUT = Path(sys.argv[1] if len(sys.argv) > 1 else ".schemarag/icrl")
-from indexer.validate import validate_sql  # noqa: E402
-from providers.structured import extract_json as parse_json  # noqa: E402
-from schemagraph import load_catalog  # noqa: E402
+from indexer.validate import validate_sql
+from providers.structured import extract_json as parse_json
+from schemagraph import load_catalog
 
+OUT = Path(sys.argv[1] if len(sys.argv) > 1 else ".schemarag/icrl")
 cat = load_catalog([f"spider:{OUT}/pool"])
 c = sqlite3.connect(OUT / "cache.sqlite")
 kinds = collections.Counter()

@@ -1,4 +1,4 @@
-"""Write a generated enterprise-like estate (`schemagraph.estate`) in the Spider layout.
+"""Write a generated enterprise-like estate (`evaluation.estates`) in the Spider layout.
 
     .venv/bin/python benchmarks/make_estate.py 1000 /tmp/estate-1000 [--seed 0] [--sharded 0.1]
     .venv/bin/schemarag index build spider:/tmp/estate-1000 spider:../shared/data/spider --store ...
@@ -15,11 +15,10 @@ import sys
 from dataclasses import fields
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO))
+from evaluation.estates import EstateSpec, generate_estate
+from schemagraph.errors import SourceError
 
-from schemagraph.errors import SourceError  # noqa: E402
-from schemagraph.estate import EstateSpec, generate_estate  # noqa: E402
+REPO = Path(__file__).resolve().parent.parent
 
 
 def main() -> int:

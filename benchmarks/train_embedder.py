@@ -39,20 +39,17 @@ from typing import Any
 import numpy as np
 import torch
 
+from evaluation.bird import evaluated_questions, prefixed_tables
+from evaluation.datasets import load_files
+from indexer.knowledge import table_document
+from providers.minilm_embedder import default_minilm_path
+from providers.schema_adapters import TARGETS, LoRALinear
+from retriever.lexical import TableBM25
+from retriever.tables import TableEntry
+from retriever.text import normalize_question
+from schemagraph.model import fold
+
 REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO))
-
-from bird_docs import evaluated_questions, prefixed_tables  # noqa: E402
-
-from indexer.knowledge import table_document  # noqa: E402
-from providers.minilm_embedder import default_minilm_path  # noqa: E402
-from providers.schema_adapters import TARGETS, LoRALinear  # noqa: E402
-from retriever import load_files  # noqa: E402
-from retriever.lexical import TableBM25  # noqa: E402
-from retriever.tables import TableEntry  # noqa: E402
-from retriever.text import normalize_question  # noqa: E402
-from schemagraph.model import fold  # noqa: E402
-
 SPIDER = REPO.parent / "shared/data/spider"
 BIRD = REPO.parent / "shared/data/bird"
 BIRD_FROM = 4400

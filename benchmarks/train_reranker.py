@@ -135,6 +135,7 @@ def measured(store: str, dataset: str, k: int) -> dict[str, Any]:
     `bird` for BIRD train's measured 2,000 on the 235-database pool), to confirm a result
     chosen on train questions (nothing is chosen here)."""
     from retriever.datasets import load_dataset
+
     from schemarag.cli.retrieve import make_query_embedder
     from schemarag.settings import Settings
 

@@ -38,20 +38,18 @@ from typing import Any
 
 import numpy as np
 
-REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO))
-sys.path.insert(0, str(REPO / "benchmarks"))
-
-from retriever import Retriever, load_files  # noqa: E402
-from retriever.fusion import (  # noqa: E402
+from evaluation.datasets import load_files
+from retriever import Retriever
+from retriever.fusion import (
     DATABASE_SIGNALS,
     DEFAULT_WEIGHTS,
     SIGNALS,
     database_signals,
     scaled_tables,
 )
-from schemagraph.model import fold  # noqa: E402
+from schemagraph.model import fold
 
+REPO = Path(__file__).resolve().parent.parent
 SPIDER = REPO.parent / "shared/data/spider"
 BIRD = REPO.parent / "shared/data/bird"
 SPLIT = REPO / ".schemarag/bird-split"

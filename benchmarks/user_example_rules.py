@@ -27,21 +27,15 @@ import time
 from pathlib import Path
 from typing import Any
 
+from evaluation.datasets import BenchDataset, load_files
+from evaluation.indexes import ensure_examples_index, ensure_index, pool_key
+from evaluation.metrics import Ranking, recall
+from evaluation.recall import RANK_SIZE
+from providers import make_embedder
+from retriever import FusionWeights, Retriever
+from retriever.text import normalize_question
+
 REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO))
-
-from providers import make_embedder  # noqa: E402
-from retriever import FusionWeights, Retriever, load_files, recall  # noqa: E402
-from retriever.bench import (  # noqa: E402
-    RANK_SIZE,
-    ensure_examples_index,
-    ensure_index,
-    pool_key,
-)
-from retriever.datasets import BenchDataset  # noqa: E402
-from retriever.metrics import Ranking  # noqa: E402
-from retriever.text import normalize_question  # noqa: E402
-
 SPIDER = REPO.parent / "shared/data/spider"
 SPLIT = REPO / ".schemarag/bird-split"
 #: the rules compared: votes alone (user records vote for tables like synthetic ones), the

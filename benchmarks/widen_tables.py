@@ -5,7 +5,7 @@ anywhere in them. This turns a clean pool into such an estate without changing i
 each widened table keeps its first column first (Spider's key, usually) and gets filler
 columns until it has a width drawn from `--width`; its other columns are scattered among the
 filler at random positions. Filler names are what wide tables carry: audit and load columns
-(`etl_batch_id`, `valid_from`), per-period measures from `schemagraph.estate` (`q3_revenue`)
+(`etl_batch_id`, `valid_from`), per-period measures from `evaluation.estates` (`q3_revenue`)
 and numbered custom attributes (`udf_017`). `--filler scattered` (the default) draws them one by
 one, so a table holds a few of each period measure; `--filler pivoted` gives every widened table
 all twelve audit columns and whole period families (`m1_revenue` ... `m12_revenue`, `q1` ...
@@ -34,13 +34,11 @@ from contextlib import closing
 from pathlib import Path
 from typing import Any
 
+from evaluation.estates import WIDE_PERIODS, WIDE_STEMS
+from schemagraph.readonly import quote_identifier
+from schemagraph.seeds import derive_seed
+
 REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO))
-
-from schemagraph.estate import WIDE_PERIODS, WIDE_STEMS  # noqa: E402
-from schemagraph.readonly import quote_identifier  # noqa: E402
-from schemagraph.seeds import derive_seed  # noqa: E402
-
 AUDIT = (
     "etl_batch_id",
     "etl_load_ts",

@@ -20,8 +20,10 @@ Modules, each named after what it does:
 - `reranking`   test-case re-ranking;
 - `strategies`  the stages composed into named strategies (`generate_sql`);
 - `service`     `generate(GenerateRequest) -> GenerateResult`, for `/v1/generate` and `ask`;
-- `calls`, `text` LLM calls counted per stage; token estimates and delimited data blocks;
-- `mutations`, `bench_actor_critic`, `bench_voting`, `bench_ex`, `bench_gold`: the benchmarks.
+- `calls`, `text` LLM calls counted per stage; token estimates and delimited data blocks.
+
+The generation benchmarks (execution accuracy, the actor-critic and voting simulations) are the
+`evaluation` package's.
 
 Errors (`generator.errors`)::
 

@@ -1,4 +1,4 @@
-"""Retrieval: a question in, the right databases and tables out, measured against baselines.
+"""Retrieval: a question in, the right databases and tables out.
 
     from providers import make_embedder
     from retriever import Retriever
@@ -18,8 +18,9 @@ Modules, each named after what it does:
 - `completion`  foreign-key path completion (bridge tables);
 - `examples`    few-shot records by question skeleton;
 - `pooling`     LLM-aided schema pooling (optional);
-- `retriever`   `Retriever`, which ties them together;
-- `datasets`, `metrics`, `baselines`, `bench`  the recall benchmark.
+- `retriever`   `Retriever`, which ties them together.
+
+The recall benchmark, its data sets, metrics and baselines are the `evaluation` package's.
 
 Errors: `RetrieverError` and its subclasses (`retriever.errors`).
 """
@@ -29,18 +30,10 @@ from typing import TYPE_CHECKING
 import lazy_loader
 
 if TYPE_CHECKING:
-    from retriever.bench import check_leakage, ensure_index, run_recall
     from retriever.completion import complete_tables, fk_adjacency
-    from retriever.datasets import DATASETS, BenchDataset, BenchQuestion, load_dataset, load_files
-    from retriever.errors import (
-        BenchmarkDataError,
-        LeakageError,
-        RetrieverError,
-        StoreNotReadyError,
-    )
+    from retriever.errors import RetrieverError, StoreNotReadyError
     from retriever.fusion import DEFAULT_WEIGHTS, FusionWeights
     from retriever.knowledge import KnowledgeBase, QuestionHit
-    from retriever.metrics import METRIC_KEYS, Ranking, recall
     from retriever.result import Example, RankedDatabase, RankedTable, RetrievalResult
     from retriever.retriever import ABSTAIN_THRESHOLD, Prepared, Retriever
     from retriever.tables import TableEntry, entries_from_catalog
@@ -48,13 +41,10 @@ if TYPE_CHECKING:
 __getattr__, __dir__, _ = lazy_loader.attach(
     __name__,
     submod_attrs={
-        "bench": ["check_leakage", "ensure_index", "run_recall"],
         "completion": ["complete_tables", "fk_adjacency"],
-        "datasets": ["DATASETS", "BenchDataset", "BenchQuestion", "load_dataset", "load_files"],
-        "errors": ["BenchmarkDataError", "LeakageError", "RetrieverError", "StoreNotReadyError"],
+        "errors": ["RetrieverError", "StoreNotReadyError"],
         "fusion": ["DEFAULT_WEIGHTS", "FusionWeights"],
         "knowledge": ["KnowledgeBase", "QuestionHit"],
-        "metrics": ["METRIC_KEYS", "Ranking", "recall"],
         "result": ["Example", "RankedDatabase", "RankedTable", "RetrievalResult"],
         "retriever": ["ABSTAIN_THRESHOLD", "Prepared", "Retriever"],
         "tables": ["TableEntry", "entries_from_catalog"],
@@ -63,33 +53,20 @@ __getattr__, __dir__, _ = lazy_loader.attach(
 
 __all__ = [
     "ABSTAIN_THRESHOLD",
-    "DATASETS",
     "DEFAULT_WEIGHTS",
-    "METRIC_KEYS",
-    "BenchDataset",
-    "BenchQuestion",
-    "BenchmarkDataError",
     "Example",
     "FusionWeights",
     "KnowledgeBase",
-    "LeakageError",
     "Prepared",
     "QuestionHit",
     "RankedDatabase",
     "RankedTable",
-    "Ranking",
     "RetrievalResult",
     "Retriever",
     "RetrieverError",
     "StoreNotReadyError",
     "TableEntry",
-    "check_leakage",
     "complete_tables",
-    "ensure_index",
     "entries_from_catalog",
     "fk_adjacency",
-    "load_dataset",
-    "load_files",
-    "recall",
-    "run_recall",
 ]

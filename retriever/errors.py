@@ -1,9 +1,7 @@
-"""The retriever's errors: one root, a few subclasses, for user mistakes only.
+"""The retriever's errors: one root and its subclasses, for user mistakes only.
 
 RetrieverError
-├── StoreNotReadyError     the store holds no served build, or it does not fit the embedder
-├── LeakageError           an evaluated question is in the knowledge base
-└── BenchmarkDataError     a benchmark file is missing, malformed or inconsistent
+└── StoreNotReadyError     the store holds no served build, or it does not fit the embedder
 """
 
 from __future__ import annotations
@@ -15,11 +13,3 @@ class RetrieverError(Exception):
 
 class StoreNotReadyError(RetrieverError):
     """No served build at the store, or one built with another embedder."""
-
-
-class LeakageError(RetrieverError):
-    """The knowledge base contains a question the benchmark evaluates."""
-
-
-class BenchmarkDataError(RetrieverError):
-    """A benchmark input cannot be used as given."""

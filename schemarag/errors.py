@@ -6,6 +6,7 @@ and the HTTP app treat user mistakes the same way.
 
 from __future__ import annotations
 
+from evaluation.errors import EvaluationError
 from generator.errors import GeneratorError
 from indexer.errors import IndexerError
 from providers.errors import ProviderError
@@ -18,4 +19,5 @@ USER_ERRORS: tuple[type[Exception], ...] = (
     IndexerError,
     RetrieverError,
     GeneratorError,
+    EvaluationError,
 )

@@ -12,18 +12,19 @@ from pathlib import Path
 
 from sqlglot.dialects.dialect import Dialect
 
+from evaluation.datasets import (
+    DATASETS,
+    BenchDataset,
+    load_dataset,
+    load_files,
+    stratified_sample,
+)
+from evaluation.errors import BenchmarkDataError
+from evaluation.indexes import ensure_examples_index, ensure_index, pool_key
+from evaluation.recall import plot_recall, run_recall, table_lines
 from indexer import read_examples
 from providers import at_precision, parse_embedder_spec
-from retriever import DATASETS, BenchmarkDataError, Retriever, load_dataset, load_files
-from retriever.bench import (
-    ensure_examples_index,
-    ensure_index,
-    plot_recall,
-    pool_key,
-    run_recall,
-    table_lines,
-)
-from retriever.datasets import BenchDataset, stratified_sample
+from retriever import Retriever
 from schemagraph.errors import SchemaGraphError
 from schemagraph.sources import apply_overlay
 from schemarag.cli.bench_generation import register_bench_commands

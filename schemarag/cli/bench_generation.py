@@ -18,8 +18,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from generator import bench_actor_critic, bench_ex, bench_voting
-from generator.bench_gold import SAMPLE_QUESTIONS
+from evaluation import actor_critic as bench_actor_critic
+from evaluation import execution as bench_ex
+from evaluation import voting as bench_voting
+from evaluation.gold import sample_questions
 from generator.errors import GeneratorConfigError
 from generator.strategies import Models
 from providers import CachedLLM, ProviderCache
@@ -132,7 +134,7 @@ def cmd_voting(args: argparse.Namespace) -> int:
         raise GeneratorConfigError(f"--limit must be >= 1, got {args.limit}")
     folder = spider_folder(args.data)
     if folder is not None:
-        from retriever import load_dataset
+        from evaluation.datasets import load_dataset
 
         dataset = load_dataset("spider-dev", folder)
         catalog = dataset.catalog
@@ -144,7 +146,7 @@ def cmd_voting(args: argparse.Namespace) -> int:
         name = f"spider-dev ({folder})"
     else:
         catalog = load_spider(SPIDER_SAMPLE / "tables.json")
-        cases = [bench_voting.BenchCase(*q) for q in SAMPLE_QUESTIONS]
+        cases = [bench_voting.BenchCase(*q) for q in sample_questions()]
         name = "spider-dev questions on the bundled sample databases"
         print(f"no Spider data found; using {len(cases)} {name}", file=sys.stderr)
     report = bench_voting.run_voting_bench(
@@ -177,7 +179,7 @@ def cmd_ex(args: argparse.Namespace) -> int:
     folder = spider_folder(args.data)
     if folder is None:
         raise GeneratorConfigError("no Spider folder: pass --data DIR or set SCHEMARAG_SPIDER_DIR")
-    from retriever import load_dataset
+    from evaluation.datasets import load_dataset
 
     dataset = load_dataset(args.dataset, folder)
     chosen = args.settings or (

@@ -99,6 +99,7 @@ def test_retrieve_on_a_minilm_store_loads_neither_torch_nor_qdrant(tmp_path, sam
         "generator",
         "providers",
         "schemarag",
+        "evaluation",
     ],
 )
 def test_every_public_name_of_a_package_loads_on_first_use(package):

@@ -3,16 +3,13 @@
 from __future__ import annotations
 
 import itertools
-import random
 
 import pytest
 
 from generator import ActorCriticConfig, actor_critic, build_prompt, expected_accuracy
-from generator.bench_actor_critic import GOLD, WRONG, run_actor_critic_bench, scripted_critic
 from generator.errors import GeneratorConfigError
 from generator.execution import Runner
-from generator.verdicts import parse_verdict
-from providers import LLMRequest, Message, ScriptedLLM
+from providers import LLMRequest, ScriptedLLM
 from schemagraph import Database
 
 QUESTION = "How many singers are from France?"
@@ -146,34 +143,6 @@ def test_theorem_one_matches_the_papers_worked_example() -> None:
     accepted_correct = p * (1 - s)
     by_hand = sum(accepted_correct * rejected**k for k in range(4)) + rejected**4 * p
     assert expected_accuracy(p, q, s, 5) == pytest.approx(by_hand)
-
-
-@pytest.mark.parametrize(
-    ("q", "s", "gold_accepted", "wrong_accepted"),
-    [(1.0, 0.0, True, True), (0.0, 1.0, False, False), (1.0, 1.0, False, True)],
-)
-def test_the_simulated_critic_uses_the_papers_q_and_s(
-    q: float, s: float, gold_accepted: bool, wrong_accepted: bool
-) -> None:
-    critic = scripted_critic(q, s, random.Random(0))
-    for sql, accepted in ((GOLD, gold_accepted), (WRONG[0], wrong_accepted)):
-        reply = critic.complete("", [Message.user(f"<sql>\n{sql}\n</sql>")]).text
-        assert parse_verdict(reply) is accepted, (sql, reply)
-
-
-def test_simulation_through_the_loop_agrees_with_theorem_one(concert: Database) -> None:
-    report = run_actor_critic_bench(
-        concert,
-        trials=400,
-        seed=3,
-        grid=((0.5, 0.1, 0.1, 3), (0.3, 0.3, 0.5, 2), (0.8, 0.4, 0.1, 1)),
-    )
-    assert {tuple(r) for r in report["rows"]} == {
-        ("p", "q", "s", "z", "predicted", "measured", "trials", "std_error", "z_score")
-    }
-    for row in report["rows"]:
-        assert abs(row["z_score"]) < 4, row
-        assert row["trials"] == 400
 
 
 def test_config_is_validated() -> None:

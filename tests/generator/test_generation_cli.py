@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from generator.bench_gold import SAMPLE_QUESTIONS
+from evaluation.gold import sample_questions
 from retriever import RankedDatabase, RankedTable, RetrievalResult
 from schemarag.cli import ask as ask_cli
 from schemarag.cli import main
@@ -211,7 +211,7 @@ def _tiny_spider(root: Path, sample_dir: Path) -> Path:
     folder.mkdir()
     shutil.copy(sample_dir / "tables.json", folder / "tables.json")
     (folder / "database").symlink_to(sample_dir / "database")
-    questions = [q for q in SAMPLE_QUESTIONS if q[0] == "concert_singer"][:3]
+    questions = [q for q in sample_questions() if q[0] == "concert_singer"][:3]
     (folder / "dev.json").write_text(
         json.dumps([{"db_id": d, "question": q, "query": s} for d, q, s in questions])
     )

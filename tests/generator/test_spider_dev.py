@@ -1,19 +1,16 @@
 """On the full Spider dev databases (skipped without ../shared/data/spider): test databases for
-every database and mutations of every gold query."""
+every database."""
 
 from __future__ import annotations
 
-import random
 import sqlite3
 from contextlib import closing
 from pathlib import Path
 
 import pytest
-import sqlglot
 
+from evaluation import BenchDataset, load_dataset
 from generator import build_test_database
-from generator.mutations import mutations
-from retriever import BenchDataset, load_dataset
 
 pytestmark = pytest.mark.spider
 
@@ -37,14 +34,3 @@ def test_test_databases_build_for_every_dev_database(dev: BenchDataset, tmp_path
                 assert conn.execute("PRAGMA integrity_check").fetchone() == ("ok",)
             built += 1
     assert built >= 38
-
-
-def test_mutations_of_every_gold_query_parse(dev: BenchDataset) -> None:
-    rng = random.Random(0)
-    produced = 0
-    for question in dev.questions:
-        db = dev.catalog.database(question.db_id)
-        for mutation in mutations(question.sql, db, rng):
-            sqlglot.parse_one(mutation.sql, read="sqlite")
-            produced += 1
-    assert produced > len(dev.questions)

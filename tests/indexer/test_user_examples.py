@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 from qdrant_client import QdrantClient
 
+from evaluation import LeakageError, check_leakage, load_files
 from indexer import (
     BuildConfig,
     BuildServices,
@@ -34,7 +35,7 @@ from indexer.errors import StoreBusyError
 from indexer.metered import CallCounter, CountingEmbedder
 from indexer.store import QUESTIONS, TABLES, build_lock
 from providers import HashingEmbedder
-from retriever import LeakageError, Retriever, check_leakage, load_files
+from retriever import Retriever
 from schemagraph import Catalog, TraversalConfig, load_catalog
 
 EMBEDDER = HashingEmbedder(256)

@@ -9,10 +9,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from evaluation.baselines import BM25TableBaseline, DenseTableBaseline
 from indexer.knowledge import table_document
 from providers import HashingEmbedder
 from retriever import Retriever
-from retriever.baselines import BM25TableBaseline, DenseTableBaseline
 from retriever.lexical import SchemaLinker
 from retriever.semantic import SemanticLinker
 from retriever.tables import TableEntry, embed_entries, entries_from_catalog, group_by_database

@@ -6,10 +6,11 @@ queries otherwise, wrapped in varied reply formats (code fences, prose, `SQL:` l
 scripted LLM Critic finds the query in its prompt's `<sql>` block and, if it is the gold one,
 rejects it with probability s, else accepts it with probability q (the AC-SQL paper's meaning of
 q and s), answering in odd formats
-("True.", "**False**", "Answer: yes", JSON). `critic.actor_critic` runs the loop with z
+("True.", "**False**", "Answer: yes", JSON). `generator.critic.actor_critic` runs the loop with z
 attempts and the real Execution Critic (safe executor, outcomes cached by SQL text). A trial is
 correct when the returned query's result equals the gold result (Spider rule). Measured accuracy
-is compared with `critic.expected_accuracy`, with the binomial standard error of the prediction.
+is compared with `generator.critic.expected_accuracy`, with the binomial standard error of the
+prediction.
 
 JSON: `{"rows": [{"p", "q", "s", "z", "predicted", "measured", "trials", "std_error",
 "z_score"}], "trials": n, "seed": s, "summary": {...}}`.

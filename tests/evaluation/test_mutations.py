@@ -6,7 +6,7 @@ import random
 
 import sqlglot
 
-from generator.mutations import KINDS, mutations
+from evaluation.mutations import KINDS, mutations
 from schemagraph import Database
 from schemagraph.sql import execute
 

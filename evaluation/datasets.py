@@ -23,7 +23,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from retriever.errors import BenchmarkDataError
+from evaluation.errors import BenchmarkDataError
 from schemagraph import Catalog, load_spider
 from schemagraph.errors import SchemaGraphError
 from schemagraph.families import family_index

@@ -8,22 +8,12 @@ from typing import Any
 
 import pytest
 
+from evaluation.datasets import BenchQuestion, load_dataset, load_files
+from evaluation.errors import BenchmarkDataError, LeakageError
+from evaluation.metrics import METRIC_KEYS, Ranking, recall, table_keys
+from evaluation.recall import check_leakage, plot_recall, run_recall
 from providers import HashingEmbedder
-from retriever import (
-    METRIC_KEYS,
-    BenchmarkDataError,
-    BenchQuestion,
-    LeakageError,
-    Ranking,
-    Retriever,
-    check_leakage,
-    load_dataset,
-    load_files,
-    recall,
-    run_recall,
-)
-from retriever.bench import plot_recall
-from retriever.metrics import table_keys
+from retriever import Retriever
 from schemagraph import Catalog
 from schemagraph.model import Column, Database, Table
 from schemarag.cli import main

@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from retriever.datasets import BenchQuestion, stratified_sample
-from retriever.errors import BenchmarkDataError
+from evaluation.datasets import BenchQuestion, stratified_sample
+from evaluation.errors import BenchmarkDataError
 
 LEVELS = ("easy", "medium", "hard", "extra", None)
 

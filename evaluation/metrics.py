@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from retriever.datasets import BenchQuestion
+from evaluation.datasets import BenchQuestion
 from schemagraph.containment import table_key
 from schemagraph.model import Database, fold
 

@@ -1,4 +1,4 @@
-"""`schemagraph.estate`: the seeded enterprise-like estate generator of the scale benchmark."""
+"""`evaluation.estates`: the seeded enterprise-like estate generator of the scale benchmark."""
 
 from __future__ import annotations
 
@@ -12,9 +12,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from evaluation.estates import ABBREVIATIONS, EstateSpec, generate_estate
 from schemagraph import load_spider
 from schemagraph.errors import SourceError
-from schemagraph.estate import ABBREVIATIONS, EstateSpec, generate_estate
 
 NONE = {"wide_share": 0.0, "abbreviate": 0.0, "prefixed": 0.0, "sharded": 0.0}
 NO_COPIES = {"tenant_share": 0.0, "staging_share": 0.0}

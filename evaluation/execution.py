@@ -29,12 +29,12 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from evaluation.datasets import BenchDataset, BenchQuestion, stratified_sample
 from generator.critic import expected_accuracy
 from generator.errors import GeneratorConfigError, GeneratorError
 from generator.service import GenerateRequest, SchemaRetriever, generate
 from generator.strategies import GenerationConfig, GenerationResult, Models, generate_sql
 from providers import Price, ProviderError, UsageMeter
-from retriever.datasets import BenchDataset, BenchQuestion, stratified_sample
 from schemagraph.model import fold
 from schemagraph.sql import EvalCase, EvalOptions, evaluate_cases
 
@@ -206,7 +206,8 @@ def critic_rates(
     """AC-SQL's parameters measured as the paper does, from the loop's own attempts: p is the
     accuracy of the first attempt; q the share of wrong checked attempts the critics accepted;
     s the share of correct checked attempts they rejected. Theorem 1's prediction from them
-    (`critic.expected_accuracy`, z = the configured attempts) sits beside the measured EX."""
+    (`generator.critic.expected_accuracy`, z = the configured attempts) sits beside the
+    measured EX."""
     cases = [
         EvalCase(i, questions[number - 1].sql, questions[number - 1].db_id, " ".join(sql.split()))
         for i, (number, _, sql, _) in enumerate(attempts, 1)

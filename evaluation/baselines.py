@@ -11,9 +11,9 @@ from collections.abc import Sequence
 import numpy as np
 import numpy.typing as npt
 
+from evaluation.metrics import Ranking
 from providers import Embedder
 from retriever.lexical import TableBM25
-from retriever.metrics import Ranking
 from retriever.tables import TableEntry
 
 

@@ -6,13 +6,12 @@
         report = run_recall(dataset, retriever, embedder)
 
 `run_recall` refuses a knowledge base that contains an evaluated question (`LeakageError`): a
-user example (`ensure_examples_index`) equal to an evaluated question is refused like an LLM's.
-The report's top level is the stable contract of `schemarag bench recall --json`.
+user example (`indexes.ensure_examples_index`) equal to an evaluated question is refused like an
+LLM's. The report's top level is the stable contract of `schemarag bench recall --json`.
 """
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import time
 from collections import Counter
@@ -20,15 +19,14 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+from evaluation.baselines import BM25TableBaseline, DenseTableBaseline
+from evaluation.datasets import BenchDataset, BenchQuestion
+from evaluation.errors import BenchmarkDataError, LeakageError
+from evaluation.metrics import Ranking, breakdown, curves, latency, recall, table_keys
 from providers import Embedder
-from retriever.baselines import BM25TableBaseline, DenseTableBaseline
-from retriever.datasets import BenchDataset, BenchQuestion
-from retriever.errors import BenchmarkDataError, LeakageError
-from retriever.metrics import Ranking, breakdown, curves, latency, recall, table_keys
 from retriever.retriever import Retriever
 from retriever.tables import embed_entries, entries_from_catalog
 from retriever.text import normalize_question
-from schemagraph import Catalog, database_fingerprint
 from schemagraph.containment import find_relations
 from schemagraph.families import collapse_families
 from schemagraph.model import fold
@@ -64,78 +62,6 @@ def check_leakage(
             )
         coincidences.add(key)
     return frozenset(coincidences)
-
-
-def pool_key(catalog: Catalog) -> str:
-    """A short name for a pool of databases, for cache folders."""
-    prints = sorted(f"{fold(db.id)}:{database_fingerprint(db)}" for db in catalog)
-    return hashlib.sha256("\n".join(prints).encode()).hexdigest()[:12]
-
-
-def ensure_index(
-    catalog: Catalog,
-    store: Path,
-    embedder: Embedder,
-    *,
-    chains: int = 3,
-    iterations: int = 2,
-    progress: Callable[[str, int, int], None] | None = None,
-) -> None:
-    """Build the offline (template) knowledge base of `catalog` at `store`, or bring it up to
-    date (nothing to do when it already is)."""
-    from indexer import (
-        BuildConfig,
-        BuildServices,
-        StoreLocation,
-        build_index,
-        make_chain_runner,
-        make_feedback,
-        make_synthesizer,
-    )
-
-    synthesizer = make_synthesizer("template", None)
-    config = BuildConfig(chains=chains, iterations=iterations)
-    services = BuildServices(
-        synthesize=make_chain_runner(
-            synthesizer, make_feedback("rule", None), chains=chains, iterations=iterations
-        ),
-        synthesizer_name=synthesizer.name,
-        embedder=embedder,
-        progress=progress,
-    )
-    build_index(catalog, StoreLocation.parse(store), services, config)
-
-
-def ensure_examples_index(
-    catalog: Catalog, base: Path, store: Path, embedder: Embedder, examples: Path
-) -> dict[str, Any]:
-    """The knowledge base at `base` (built by `ensure_index`) plus the users' examples of the
-    file `examples`, at `store`: made once (a copy of `base` to which the examples are added),
-    then brought up to date like any build (which keeps the examples). What was added, for the
-    report."""
-    import shutil
-
-    from indexer import StoreLocation, add_examples, read_examples
-
-    found = read_examples(examples)
-    location = StoreLocation.parse(store)
-    if location.current() is None:
-        shutil.rmtree(store, ignore_errors=True)
-        shutil.copytree(base, store, ignore=shutil.ignore_patterns("build.lock"))
-    else:
-        ensure_index(catalog, store, embedder)
-    report = add_examples(catalog, location, embedder, found.examples, rejected=found.rejected)
-    reasons: dict[str, int] = {}
-    for rejected in report.rejected:
-        kind = rejected.reason.split(":")[0].split(" '")[0].split(" as line")[0]
-        reasons[kind] = reasons.get(kind, 0) + 1
-    return {
-        "file": str(examples),
-        "rows": len(found.examples) + len(found.rejected),
-        "in_index": report.in_build,
-        "rejected": len(report.rejected),
-        "rejected_by_reason": dict(sorted(reasons.items(), key=lambda kv: -kv[1])),
-    }
 
 
 def _evaluate(

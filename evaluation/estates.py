@@ -1,4 +1,5 @@
-"""A seeded generator of enterprise-like estates, for the scale benchmark (`bench_estate`).
+"""A seeded generator of enterprise-like estates, for the scale benchmark
+(`benchmarks/bench_estate.py`).
 
 Real estates are not Spider: many domains, abbreviated and prefixed names (`cust_acct_bal`,
 `dim_customer`), tables of hundreds of columns next to narrow ones, date-sharded families

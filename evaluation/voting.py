@@ -1,7 +1,7 @@
 """Voting benchmark: how often each selector returns a correct query when one is present.
 
 For each question (Spider dev on the databases whose files exist, or the bundled sample's
-questions in `bench_gold`), five simulated models each write one candidate: the gold query with
+questions in `gold`), five simulated models each write one candidate: the gold query with
 the model's accuracy for the question's Spider hardness (`MODELS`), otherwise a realistic
 mutation of it (`mutations`: dropped condition, wrong aggregate, wrong join column, missing
 DISTINCT, wrong ORDER direction, unknown column), drawn with "popular mistake" weights (1, 1/2,
@@ -38,11 +38,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from evaluation.mutations import mutations
 from generator.critique import CritiqueConfig, multi_sample_critique
 from generator.errors import GeneratorConfigError
 from generator.execution import Candidate, Executed, Runner, cached_runner, database_runner
 from generator.linking import presql_hardness
-from generator.mutations import mutations
 from generator.reranking import TestCaseConfig, rerank_by_tests
 from generator.testdb import parse_tables, write_rows
 from generator.voting import (
