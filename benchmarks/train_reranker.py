@@ -48,9 +48,10 @@ from train_embedder import (  # noqa: E402
 )
 from tune_fusion import SPIDER, SPLIT, question_sets  # noqa: E402
 
+from evaluation.datasets import load_files  # noqa: E402
 from providers.minilm_embedder import default_minilm_path  # noqa: E402
 from providers.schema_adapters import TARGETS, LoRALinear  # noqa: E402
-from retriever import RankedDatabase, Retriever, load_files  # noqa: E402
+from retriever import RankedDatabase, Retriever  # noqa: E402
 from schemagraph.model import fold  # noqa: E402
 
 log = logging.getLogger("train_reranker")
@@ -134,8 +135,7 @@ def measured(store: str, dataset: str, k: int) -> dict[str, Any]:
     """The candidates of a measured set (`spider-dev`, `spider-syn` on the Spider pool, or
     `bird` for BIRD train's measured 2,000 on the 235-database pool), to confirm a result
     chosen on train questions (nothing is chosen here)."""
-    from retriever.datasets import load_dataset
-
+    from evaluation.datasets import load_dataset
     from schemarag.cli.retrieve import make_query_embedder
     from schemarag.settings import Settings
 
