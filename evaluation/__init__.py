@@ -10,18 +10,18 @@ imports theirs. The CLI's `bench` commands and the scripts of benchmarks/ run it
 
 Modules, each named after what it does:
 
-- `datasets`      benchmark questions with their gold database and tables, and the pool;
-- `metrics`       db_R@k, tab_R@k, all_tabs@k and the twin and holds variants; latency;
-- `baselines`     one document per table ranked by BM25 or by embedding;
-- `indexes`       the offline knowledge base of a pool (cached), and one with users' examples;
-- `recall`        the recall benchmark (`run_recall`) and its leakage check;
-- `execution`     end-to-end execution accuracy with a real LLM (`bench ex`);
-- `actor_critic`  AC-SQL Theorem 1, simulated through the real loop (`bench actor-critic`);
-- `voting`        the selectors on gold and mutated candidates (`bench voting`);
-- `mutations`     realistic wrong variants of a gold query, for `voting`;
-- `gold`          Spider dev questions on the bundled sample (`data/`);
-- `estates`       seeded enterprise-like estates, for the scale benchmark;
-- `bird`          BIRD train in a mixed pool (prefixed ids, evaluated questions).
+- `datasets`            benchmark questions with their gold database and tables, and the pool;
+- `metrics`             db_R@k, tab_R@k, all_tabs@k, their twin and holds variants; latency;
+- `baselines`           one document per table, ranked by BM25 or by embedding;
+- `indexes`             the offline knowledge base of a pool (cached), and one with examples;
+- `recall`              the recall benchmark (`run_recall`) and its leakage check;
+- `execution_accuracy`  end-to-end execution accuracy with a real LLM (`bench ex`);
+- `actor_critic`        AC-SQL Theorem 1, simulated through the real loop (`bench actor-critic`);
+- `selection`           the selectors on gold and mutated candidates (`bench voting`);
+- `mutations`           realistic wrong variants of a gold query, for `selection`;
+- `gold`                Spider dev questions on the bundled sample (`data/`);
+- `estates`             seeded enterprise-like estates, for the scale benchmark;
+- `bird`                BIRD train in a mixed pool (prefixed ids, evaluated questions).
 
 Errors: `EvaluationError` and its subclasses (`evaluation.errors`).
 """

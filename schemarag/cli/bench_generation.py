@@ -19,8 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from evaluation import actor_critic as bench_actor_critic
-from evaluation import execution as bench_ex
-from evaluation import voting as bench_voting
+from evaluation import execution_accuracy as bench_ex
+from evaluation import selection as bench_voting
 from evaluation.gold import sample_questions
 from generator.errors import GeneratorConfigError
 from generator.strategies import Models
