@@ -13,10 +13,12 @@ PREFIX = "bird_"
 
 
 def prefixed_tables(tables: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The entries of a tables.json with every db_id prefixed."""
     return [{**entry, "db_id": PREFIX + entry["db_id"]} for entry in tables]
 
 
 def evaluated_questions(rows: list[dict[str, Any]], count: int, seed: int) -> list[dict[str, Any]]:
+    """The first `count` of `rows` shuffled by `random.Random(seed)`, db_ids prefixed."""
     shuffled = list(rows)
     random.Random(seed).shuffle(shuffled)
     return [{**row, "db_id": PREFIX + row["db_id"]} for row in shuffled[:count]]
@@ -39,6 +41,7 @@ def without_database_name(text: str, db_id: str) -> str:
 
 
 def docs_entries(meanings: dict[str, str]) -> dict[str, str]:
+    """BIRD's column meanings (`"db|table|column": text`) as a `docs:` file's entries."""
     out: dict[str, str] = {}
     for key, text in meanings.items():
         db_id, table, column = key.split("|", 2)
