@@ -72,3 +72,39 @@ def recall_result(report: dict[str, Any], head: dict[str, Any]) -> dict[str, Any
         if key in report:
             result[key] = len(report[key])
     return result
+
+
+def generation_result(report: dict[str, Any], head: dict[str, Any]) -> dict[str, Any]:
+    """The result file of a `bench ex` report: one row per setting (model, strategy, setting,
+    EX overall and by hardness, tokens per question), each with `head`'s command, commit and
+    date; per-question data left out."""
+    sample = report.get("sample")
+    questions = f"{report['questions']} {report.get('dataset', '')} questions".replace("  ", " ")
+    if sample:
+        questions += f" stratified by hardness (--sample {sample['size']} --seed {sample['seed']})"
+    rows = []
+    for setting, row in report["settings"].items():
+        levels = row["by_hardness"]
+        rows.append(
+            {
+                "model": " + ".join(report["llms"]),
+                "strategy": report["strategy"],
+                "setting": setting.replace("-", " "),
+                "EX": row["execution_accuracy"],
+                **{
+                    level: levels.get(level, {}).get("execution_accuracy", 0.0)
+                    for level in ("easy", "medium", "hard", "extra")
+                },
+                "tokens_per_q": row["tokens_per_question"],
+                "command": head["command"],
+                "commit": head["commit"],
+                "date": head["date"],
+            }
+        )
+    return {
+        "benchmark": "generation",
+        "machine": head["machine"],
+        "questions": questions,
+        **({"question_ids": report["question_ids"]} if sample else {}),
+        "rows": rows,
+    }

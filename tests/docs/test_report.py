@@ -219,3 +219,34 @@ def test_bench_recall_writes_a_result_file_the_report_renders(
     doc = (folder / "BENCHMARKS.md").read_text()
     db_r1 = full["methods"]["schemarag"]["db_R@1"]
     assert f"| Sample (2 q, 8 db) | schemarag | **{db_r1:.1f}** |" in doc
+
+
+def test_bench_ex_writes_a_generation_result_the_report_renders(
+    tmp_path: Path, sample_dir: Path, folder: Path
+) -> None:
+    spider = tmp_path / "spider"
+    spider.mkdir()
+    (spider / "tables.json").write_text((sample_dir / "tables.json").read_text())
+    (spider / "database").symlink_to(sample_dir / "database")
+    questions = [
+        ("How many singers do we have?", "SELECT count(*) FROM singer"),
+        ("What are the names of the stadiums?", "SELECT name FROM stadium"),
+    ]
+    (spider / "dev.json").write_text(
+        json.dumps([{"db_id": "concert_singer", "question": q, "query": s} for q, s in questions])
+    )
+    out = folder / "results" / "generation.json"
+    argv = ["bench", "ex", "--data", str(spider), "--settings", "gold-database"]
+    argv += ["--strategy", "single", "--llm", "scripted:SELECT count(*) FROM singer"]
+    argv += ["--result", str(out)]
+    assert main(argv) == 0
+    result = json.loads(out.read_text())
+    assert result["benchmark"] == "generation" and "cores" in result["machine"]
+    (row,) = result["rows"]
+    assert row["setting"] == "gold database" and row["strategy"] == "single"
+    assert row["EX"] == 50.0 and row["model"].startswith("scripted")
+    assert row["command"].startswith("schemarag bench ex --data") and row["commit"]
+
+    assert render(*options(folder)).returncode == 0
+    doc = (folder / "BENCHMARKS.md").read_text()
+    assert "| gold database | **50.0** |" in doc
