@@ -250,3 +250,57 @@ def test_bench_ex_writes_a_generation_result_the_report_renders(
     assert render(*options(folder)).returncode == 0
     doc = (folder / "BENCHMARKS.md").read_text()
     assert "| gold database | **50.0** |" in doc
+
+
+def test_the_http_load_script_writes_a_row_the_report_renders(folder: Path) -> None:
+    import argparse
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(
+        "bench_api_load", REPO / "benchmarks/bench_api_load.py"
+    )
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # its dataclasses look their module up
+    try:
+        spec.loader.exec_module(module)
+    finally:
+        del sys.modules[spec.name]
+    args = argparse.Namespace(clients=16, rate=None, workers=1, label=None)
+    measured = {"requests": 600, "errors": 0, "rps": 600.4, "p50_ms": 23.26, "p99_ms": 40.0}
+    result = {"date": "2026-01-02", "machine": "2 cores", "index": {}, "all": measured}
+    row = module.report_row(args, result | {"server_resident_mb_at_end": 936})
+    (folder / "results" / "http.json").write_text(json.dumps(row))
+    assert render(*options(folder)).returncode == 0
+    doc = (folder / "BENCHMARKS.md").read_text()
+    assert "| 16 clients back to back, 1 worker | 600.4 | 23.3 | 40.0 | 0 | 936 |" in doc
+    assert "benchmarks/bench_api_load.py" in doc
+
+
+def test_the_mcp_script_merges_each_size_into_the_result_the_report_renders(folder: Path) -> None:
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("bench_mcp", REPO / "benchmarks/bench_mcp.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+
+    def report(databases: int, find_median: float) -> dict[str, Any]:
+        tokens = {name: {"median": 100.0, "p90": 200.0} for name in module.TOKEN_ROWS}
+        tokens["find_tables"] = {"median": find_median, "p90": 638.0}
+        return {
+            "databases": databases, "questions": 100, "seed": 0,
+            "tokens": tokens,
+            "latency_ms": {name: {"p50": 1.5, "p99": 2.5} for name in module.LATENCY_ROWS},
+            "first_answer_s_in_process": 4.95, "first_answer_s_process": [5.5, 4.9, 5.1],
+            "peak_rss_mb": 794,
+        }  # fmt: skip
+
+    result = module.merge_result(None, report(166, 516.0))
+    result = module.merge_result(result, report(1000, 514.0))
+    assert set(result["commands"]) == {"166", "1000"}
+    (folder / "results" / "mcp.json").write_text(json.dumps(result))
+    assert render(*options(folder)).returncode == 0
+    doc = (folder / "BENCHMARKS.md").read_text()
+    assert "| `find_tables` | 516 | 638 | 514 | 638 |" in doc
+    assert "| schemarag mcp over stdio, to the first answer (3 runs) | 4.90-5.50 s |" in doc
