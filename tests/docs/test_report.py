@@ -304,3 +304,26 @@ def test_the_mcp_script_merges_each_size_into_the_result_the_report_renders(fold
     doc = (folder / "BENCHMARKS.md").read_text()
     assert "| `find_tables` | 516 | 638 | 514 | 638 |" in doc
     assert "| schemarag mcp over stdio, to the first answer (3 runs) | 4.90-5.50 s |" in doc
+
+
+def anchor(heading: str) -> str:
+    """GitHub's anchor of a Markdown heading: lower case, punctuation dropped, spaces to '-'."""
+    kept = "".join(c for c in heading.strip().lower() if c.isalnum() or c in " -_")
+    return kept.replace(" ", "-")
+
+
+def test_links_into_benchmarks_md_name_headings_it_has() -> None:
+    import re
+
+    text = (REPO / "docs/BENCHMARKS.md").read_text()
+    anchors = {anchor(line.lstrip("#")) for line in text.splitlines() if line.startswith("#")}
+    assert {"users-examples", "http-api-load", "decision-log"} <= anchors
+    documents = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
+    links = [
+        (path.name, target)
+        for path in documents
+        for target in re.findall(r"BENCHMARKS\.md#([\w-]+)", path.read_text())
+        + (re.findall(r"\]\(#([\w-]+)\)", text) if path.name == "BENCHMARKS.md" else [])
+    ]
+    assert links
+    assert [link for link in links if link[1] not in anchors] == []
