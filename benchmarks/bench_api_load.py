@@ -241,6 +241,14 @@ def main() -> int:
     )
     parser.add_argument("--workers", type=int, default=1, help="`schemarag serve --workers`")
     parser.add_argument("--json", type=Path, metavar="OUT")
+    parser.add_argument(
+        "--result",
+        type=Path,
+        metavar="OUT",
+        help="write a result file for benchmarks/render_report.py (one row: the load, req/s, "
+        "p50, p99, errors, server RSS, with the command, commit, machine and date)",
+    )
+    parser.add_argument("--label", default=None, help="the row's name in the report")
     args = parser.parse_args()
 
     if args.rebuild:  # the builder runs in a temporary folder: make the source path absolute
@@ -398,6 +406,8 @@ def main() -> int:
         print(json.dumps(result, indent=2))
         if args.json:
             args.json.write_text(json.dumps(result, indent=2))
+        if args.result:
+            args.result.write_text(json.dumps(report_row(args, result), indent=1) + "\n")
         failed = result["failure_count"] or (args.rebuild and rebuild.get("returncode") != 0)
         return 1 if failed else 0
     finally:
@@ -410,6 +420,37 @@ def main() -> int:
             server.kill()
         server_log.close()
         shutil.rmtree(work, ignore_errors=True)
+
+
+def report_row(args: argparse.Namespace, result: dict[str, Any]) -> dict[str, Any]:
+    """`result` as a result file of the report's HTTP table."""
+    measured = result["all"]
+    label = args.label or (
+        f"{args.clients} clients"
+        + (f", {args.rate:g} req/s offered" if args.rate else " back to back")
+        + f", {args.workers} worker{'s' if args.workers > 1 else ''}"
+    )
+    commit = subprocess.run(
+        ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, check=False
+    ).stdout.strip()
+    return {
+        "benchmark": "http",
+        "machine": result["machine"],
+        "index": result["index"],
+        "rows": [
+            {
+                "label": label,
+                "req_s": measured.get("rps"),
+                "p50_ms": measured.get("p50_ms"),
+                "p99_ms": measured.get("p99_ms"),
+                "errors": measured.get("errors", 0),
+                "server_rss_mb": result.get("server_resident_mb_at_end"),
+                "command": shlex.join(["benchmarks/bench_api_load.py", *sys.argv[1:]]),
+                "commit": commit or "unknown",
+                "date": result["date"],
+            }
+        ],
+    }
 
 
 def _span(samples: list[Sample]) -> float:

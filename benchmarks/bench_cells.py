@@ -1,4 +1,4 @@
-"""Exact search against cells at estate scale, on one open retriever (issue 16).
+"""Exact search against cells at estate scale, on one open retriever.
 
 Past `retriever.question_index.CELLS_FROM` questions the retriever searches the synthetic
 questions by cells, and past `retriever.retriever.TABLE_CELLS_FROM` tables it scores the dense

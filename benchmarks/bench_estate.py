@@ -1,4 +1,4 @@
-"""Scale of a whole estate: build, store, memory, latency and recall at N databases (issue 16).
+"""Scale of a whole estate: build, store, memory, latency and recall at N databases.
 
 For each N the pool is Spider's 166 databases (N = 166), or Spider's 166 + BIRD train's 69
 (ids prefixed `bird_`, schema only) + N - 235 generated databases (`evaluation.estates`, seed 0,
@@ -23,7 +23,7 @@ Results are merged into OUT/results.json (one entry per N, so sizes can run in s
 sessions); a Markdown table is printed, and `--plot` draws each figure against N.
 
     .venv/bin/python benchmarks/bench_estate.py --sizes 166 1000 [--out .schemarag/estate]
-    .venv/bin/python benchmarks/bench_estate.py --table-only --plot docs/img/estate_scale.png
+    .venv/bin/python benchmarks/bench_estate.py --table-only --plot estate_scale.png
 """
 
 from __future__ import annotations

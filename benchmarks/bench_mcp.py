@@ -22,11 +22,15 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import platform
 import random
 import resource
+import shlex
 import statistics
+import subprocess
 import sys
 import time
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -45,6 +49,62 @@ def summary(values: list[float], digits: int = 1) -> dict[str, float]:
         "p99": round(percentile(values, 0.99), digits),
         "max": round(max(values), digits),
     }
+
+
+#: the report's names of the token and latency rows, by this script's names
+TOKEN_ROWS = {
+    "find_tables": "find_tables",
+    "find_tables, no examples": "find_tables without its 3 examples",
+    "describe_tables": "describe_tables (chosen tables, question)",
+    "find+describe": "find_tables + describe_tables",
+    "whole schema, 3 rows": "gold database's whole schema, 3 sample rows",
+    "whole schema, no rows": "gold database's whole schema, no rows",
+}
+LATENCY_ROWS = {
+    "find_tables": "find_tables",
+    "describe_tables": "describe_tables",
+    "run_sql": "run_sql (gold SQL)",
+    "list_databases": "list_databases (pattern)",
+}
+
+
+def merge_result(previous: dict[str, Any] | None, report: dict[str, Any]) -> dict[str, Any]:
+    """The report's MCP result file with this run's figures under its number of databases
+    (other sizes kept from `previous`)."""
+    size = str(report["databases"])
+    result = previous or {"benchmark": "mcp", "commands": {}, "tokens": [], "latency_ms": []}
+    result.update(
+        machine=f"{os.cpu_count()} cores, {platform.machine()}, Python {platform.python_version()}",
+        commit=subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, check=False
+        ).stdout.strip(),
+        date=datetime.now(UTC).date().isoformat(),
+        questions=f"{report['questions']} Spider dev questions (seed {report['seed']})",
+    )
+    result["commands"][size] = shlex.join(["benchmarks/bench_mcp.py", *sys.argv[1:]])
+
+    def put(rows: list[dict[str, Any]], key: str, name: str, value: list[float]) -> None:
+        row = next((r for r in rows if r[key] == name), None)
+        if row is None:
+            rows.append(row := {key: name})
+        row[size] = value
+
+    for mine, name in TOKEN_ROWS.items():
+        figures = report["tokens"][mine]
+        put(result["tokens"], "answer", name, [figures["median"], figures["p90"]])
+    for mine, name in LATENCY_ROWS.items():
+        figures = report["latency_ms"][mine]
+        put(result["latency_ms"], "tool", name, [figures["p50"], figures["p99"]])
+    startup = result.setdefault("startup_s", {})
+    startup.setdefault("in process, to the first find_tables", {})[size] = report[
+        "first_answer_s_in_process"
+    ]
+    if report.get("first_answer_s_process"):
+        runs = report["first_answer_s_process"]
+        name = f"schemarag mcp over stdio, to the first answer ({len(runs)} runs)"
+        startup.setdefault(name, {})[size] = [min(runs), max(runs)]
+    result.setdefault("peak_rss_mb", {})[size] = report["peak_rss_mb"]
+    return result
 
 
 def open_estate(
@@ -111,6 +171,13 @@ def main() -> int:
     )
     parser.add_argument("--process", type=int, default=0, help="process start-up runs")
     parser.add_argument("--json", type=Path, default=None)
+    parser.add_argument(
+        "--result",
+        type=Path,
+        default=None,
+        help="merge this run's figures, under its number of databases, into a result file for "
+        "benchmarks/render_report.py (e.g. benchmarks/results/mcp.json)",
+    )
     args = parser.parse_args()
 
     from generator.prompt import PromptConfig, prompt_sample
@@ -198,6 +265,9 @@ def main() -> int:
     print(json.dumps(report, indent=2))
     if args.json:
         args.json.write_text(json.dumps(report, indent=2) + "\n")
+    if args.result:
+        previous = json.loads(args.result.read_text()) if args.result.exists() else None
+        args.result.write_text(json.dumps(merge_result(previous, report), indent=1) + "\n")
     return 0
 
 

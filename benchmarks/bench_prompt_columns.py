@@ -1,4 +1,4 @@
-"""What a generation prompt keeps under its token budget: columns left out before tables (issue 15).
+"""What a generation prompt keeps under its token budget: columns left out before tables.
 
 For each question, the prompt (`generator.build_prompt`, no few-shot examples) is built over
 the gold database's tables (all of them, or the gold tables only) at several budgets, twice: as

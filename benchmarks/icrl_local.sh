@@ -1,6 +1,6 @@
 #!/bin/bash
 # ICRL with a local model against the template synthesizer, on 5 Spider dev databases
-# (docs/BENCHMARKS.md, "Generation with a local model"). Needs ../shared/data/spider and a GGUF
+# (docs/BENCHMARKS.md, decision log). Needs ../shared/data/spider and a GGUF
 # model (benchmarks/fetch_local_model.py). Replies are cached in OUT/cache.sqlite: a rerun
 # costs no model call.
 #

@@ -1,6 +1,6 @@
 """The local model's ICRL replies, read back from the cache `benchmarks/icrl_local.sh` fills:
 how many were JSON pairs whose SQL validates on one of the pool's databases, how many held no
-JSON, and how long they were (docs/BENCHMARKS.md, "Generation with a local model").
+JSON, and how long they were (docs/BENCHMARKS.md, decision log: ICRL with a local model).
 
     .venv/bin/python benchmarks/icrl_replies.py [OUT]     # OUT of icrl_local.sh
 """

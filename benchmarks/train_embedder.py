@@ -1,4 +1,4 @@
-"""Fine-tune MiniLM for schema routing on train questions only (issue 15): low-rank adapters.
+"""Fine-tune MiniLM for schema routing on train questions only: low-rank adapters.
 
 Each train question is pulled towards the table document (`indexer.knowledge.table_document`,
 the text the index embeds) of one of its gold tables, against the batch's other documents

@@ -1,4 +1,4 @@
-"""Database weights of the fusion fitted by maximum likelihood, on train questions only (issue 15).
+"""Database weights of the fusion fitted by maximum likelihood, on train questions only.
 
 The shipped database weights (`retriever.fusion.DEFAULT_WEIGHTS`, `db_*`) were chosen by
 coordinate ascent on Spider train and its Spider-Syn rewrites. This script fits them instead:

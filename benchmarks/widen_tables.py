@@ -1,4 +1,4 @@
-"""Write a copy of a Spider-layout pool whose tables are wide (issue 15, wide tables).
+"""Write a copy of a Spider-layout pool whose tables are wide.
 
 Real warehouses keep tables of hundreds of columns, and the columns a question needs may sit
 anywhere in them. This turns a clean pool into such an estate without changing its questions:

@@ -20,7 +20,7 @@ the last table. Finally k is raised to the largest that fits. Wide tables (wareh
 tables of hundreds of columns) are cut before tables go because one would otherwise cost the
 prompt every other table, join paths included; narrower tables still go whole, since cutting
 their columns loses more gold columns than dropping the tables farthest from the question
-(docs/BENCHMARKS.md, "Wide tables in generation prompts"). What was cut is reported in
+(the decision log of docs/BENCHMARKS.md). What was cut is reported in
 `Prompt.cuts`. If even that does not fit, `PromptBudgetError`.
 
 The judges (actor-critic's critic, the multi-sample critique, test-case prediction) read

@@ -31,9 +31,8 @@ DOCUMENT_VERSION = 2
 #: words of each description in the `lexical` text
 LEXICAL_WORDS = 60
 #: distinct text values kept per column, for the retriever's value index: all that the sample
-#: reads. Kept 20 of them before: on 1,000 Spider train questions and their 1,000 Spider-Syn
-#: rewrites, db_R@1 78.1 / 67.7 with 20, 78.5 / 68.1 with 50, 78.7 / 68.1 with 200
-#: (docs/BENCHMARKS.md, "Values per column").
+#: reads (50, chosen against 20 and 200 on Spider and Spider-Syn train: the decision log of
+#: docs/BENCHMARKS.md)
 VALUES_PER_COLUMN = DISTINCT_VALUES
 
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")

@@ -10,7 +10,7 @@ The shipped adapters (``minilm+schema``, `providers.minilm_embedder.SCHEMA_ADAPT
 fifths of the databases: the others were kept for the fusion's held-out checks), pulling each
 question towards its gold tables' documents and its database's synthetic questions; half of the
 trained update is written, which did better than all of it on those held-out questions
-(docs/BENCHMARKS.md, "MiniLM adapted to schema routing" and "MiniLM adapters v2"). Version 1
+(the decision log of docs/BENCHMARKS.md). Version 1
 (``minilm+schema-v1``, Spider's questions only) stays for the indexes built with it.
 """
 

@@ -88,52 +88,11 @@ class FusionWeights:
         return {s: getattr(self, f"table_{s}") for s in SIGNALS}
 
 
-#: The weights `Retriever` uses unless given others, chosen by measurement (2026-11-21, template
-#: knowledge base of 7,041 records, MiniLM, 50 question hits). Tuned by coordinate ascent (two
-#: rounds over a grid per weight) on 600 Spider *train* questions plus their 600 Spider-Syn
-#: rewrites (db_R@1 + tab_R@5 + all_tabs@5 summed over both), never on dev: train questions are
-#: used for tuning only and are not indexed. Dev and Syn dev were then measured once. Why these
-#: values: the `semantic` coverage (question words linked to schema names by MiniLM cosine,
-#: threshold 0.5; 0.4 and 0.6 were worse, and without word pairs train/Syn-train db_R@1 fell
-#: 1.9/1.7) is the database signal that survives synonyms: at 0.5 it lifted db_R@1 on train
-#: 76.8 -> 79.7 and on the Syn rewrites 66.2 -> 69.7, and it made two older database signals
-#: redundant: the synthetic-question votes (0.25 -> 0: they now only rank tables, where their
-#: weight rose to 1) and half of BM25 (0.5 -> 0.25). Per table, `semantic` at 0.5 and the dense
-#: cosine at 1 (was 0.5) add +3.3 tab_R@5 on the Syn rewrites. Cell values decide tables (1.0)
-#: more than databases; table names already count in BM25 (0 on databases). The signals alone
-#: and the search are in docs/BENCHMARKS.md ("Retrieval recall").
-#:
-#: The users'-examples rule (2026-11-25, `benchmarks/user_example_rules.py`) was compared on
-#: train questions of the 235-database pool (Spider 166 + BIRD train 69), never on the 2,000
-#: evaluated BIRD questions: 500 BIRD train questions that are no example (their databases have
-#: examples) and 500 Spider train questions (theirs have none: what examples for some databases
-#: cost the others). db_R@1 BIRD / Spider, with 10 % and 50 % of BIRD's other questions as
-#: examples: no examples 54.1 / 74.2; votes only (`user` 0) 54.1 / 74.2 both; this rule 64.5 /
-#: 73.6 and 74.0 / 72.4; without the vote share (`user_consensus` 0) 65.9 / 72.8 and 79.2 /
-#: 70.4; `user` 2 66.1 / 72.6 and 78.2 / 70.6. A trade-off: the vote share keeps the cost to
-#: databases without examples under 2 points. Details in docs/BENCHMARKS.md ("Users' examples").
-#:
-#: The database weights (`db_*`, 2026-11-25, `benchmarks/tune_fusion.py`) were then refitted on
-#: three train sets at once, in the 235-database pool (Spider 166 + BIRD train 69): 600 Spider
-#: train questions, their 600 Spider-Syn rewrites and 1,195 BIRD train questions outside the
-#: 2,000 measured ones. A softmax over the databases of the weighted signals, fitted by maximum
-#: likelihood (L2 1e-3), gave on held-out train questions (600 / 600 / 1,198) db_R@1 73.5 / 65.5
-#: / 57.2 against 73.8 / 64.0 / 54.1 for the coordinate-ascent weights: better on the messy sets,
-#: a little worse on Spider. These are the midpoint of the two (scaled to the same sum), the
-#: point of that line best on Spider train (74.7 / 74.7 on the two Spider halves, against 74.8
-#: / 73.8), with 62.7 / 66.2 and 57.3 / 55.9 on the Syn and BIRD halves. The fit gives the
-#: synthetic questions database weight again (0.07): fitted on BIRD too, they add what the other
-#: signals lack. Measured once afterwards: docs/BENCHMARKS.md ("Database weights fitted on three
-#: train sets").
-#:
-#: `db_bm25_margin` (2026-11-26, `benchmarks/tune_fusion.py --docs-store`): with BIRD's column
-#: descriptions, BM25 alone routes 69-71 % of BIRD train questions to their database and the
-#: fusion only 63 %: the other signals read names, not descriptions, and outvote it. A weight
-#: for documented databases' BM25 (BM25 times the share of described names) fixed BIRD (78 %)
-#: and broke Spider in the same pool (74.3 -> 60.8 held out): it favours whichever database is
-#: documented. The lead of the best BM25 database favours no one: chosen 0.3 by a grid (0-1,
-#: steps of 0.1) on the sum over the fit sets (Spider, Spider-Syn and BIRD train A, and BIRD
-#: train A with descriptions); measured in docs/BENCHMARKS.md ("BM25's lead").
+#: The weights `Retriever` uses unless given others. Chosen on train questions only, never on
+#: measured ones: table weights by coordinate ascent on Spider and Spider-Syn train, database
+#: weights fitted on Spider, Spider-Syn and BIRD train (`benchmarks/tune_fusion.py`), the users'
+#: examples rule by `benchmarks/user_example_rules.py`; each choice and its figures are in the
+#: decision log of docs/BENCHMARKS.md.
 DEFAULT_WEIGHTS = FusionWeights()
 
 

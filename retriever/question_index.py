@@ -12,7 +12,7 @@ cost of a query (35 ms for 267,000 questions on one core), so an unfiltered sear
 instead (`Cells`, an inverted-file index: k-means centroids computed when the index is made, a
 query scans only the rows of its nearest cells). It is approximate: how much of the exact top 50
 it returns, and what that costs the database ranking, is measured in docs/BENCHMARKS.md
-("Retrieval at 10,000 databases: cells instead of scans").
+(latency, and the decision log).
 
 Memory: 4 bytes x dimension per question (1.5 KB with MiniLM; 1.5 GB for a million), plus the
 payload strings; read from a build's snapshot (`indexer.snapshot`) the matrix is mapped from
@@ -159,8 +159,7 @@ class Cells:
     order. A query scores the centroids and then only the rows of its `probe` nearest cells.
 
     Defaults: about 2 sqrt(n) cells, 64 of them probed, so a query scans about 32 sqrt(n) rows
-    (a sixteenth of the 267,247 questions of a 10,000-database estate: docs/BENCHMARKS.md,
-    "Retrieval at 10,000 databases: cells instead of scans")."""
+    (a sixteenth of the 267,247 questions of a 10,000-database estate: docs/BENCHMARKS.md)."""
 
     def __init__(
         self,

@@ -57,7 +57,7 @@ log = logging.getLogger(__name__)
 TABLE_CELLS_FROM = 20_000
 #: the table cells a question probes: at 10,000 databases (44,044 tables, 420 cells) 32 gave
 #: Spider dev the same recall as 64 and 0.8 ms less p50; 26 lost 0.06 tab_R@5
-#: (docs/BENCHMARKS.md, "p50 under 15 ms at 10,000")
+#: (the decision log of docs/BENCHMARKS.md)
 TABLE_PROBE = 32
 #: with cells, the databases ranked first whose tables' dense scores are then made exact
 REFINED_DATABASES = 10

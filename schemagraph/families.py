@@ -13,7 +13,7 @@ or per number (`m1_revenue` ... `m52_revenue`, `udf_001` ... `udf_199`, `q1` ...
 table wider than `WIDE_TABLE` columns, at least `MIN_MEMBERS` columns whose names are the same
 but for their numbers are one family (`column_families`): the embedded table document names
 each family once, after the other columns, so that the columns that make the table what it is
-are not drowned (docs/BENCHMARKS.md, "Wide tables in routing").
+are not drowned (the decision log of docs/BENCHMARKS.md).
 """
 
 from __future__ import annotations

@@ -10,7 +10,7 @@ rest of each retrieval (Python and small numpy steps) in turn. The two stages ov
 process keeps more than one core busy; while the rank thread works, new questions gather into
 the next, larger batch. An idle server answers a lone question at once (no timer, no added
 wait). Request threads never fight over the interpreter lock: measured with 16 clients on
-Spider (docs/BENCHMARKS.md, HTTP API load).
+Spider (docs/BENCHMARKS.md, "HTTP API load").
 """
 
 from __future__ import annotations

@@ -48,6 +48,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     arguments = sys.argv[1:] if argv is None else list(argv)
     parser = build_parser(next((a for a in arguments if not a.startswith("-")), ""))
     args = parser.parse_args(arguments)
+    args.arguments = arguments  # as given: result files record the command
     logging.basicConfig(
         level=logging.INFO if args.verbose else logging.WARNING,
         format="%(levelname)s %(name)s: %(message)s",

@@ -30,6 +30,7 @@ from schemagraph.sources import apply_overlay
 from schemarag.cli.bench_generation import register_bench_commands
 from schemarag.cli.common import add_command, add_output, add_precision
 from schemarag.cli.index import progress_printer
+from schemarag.cli.result_file import provenance, recall_result
 from schemarag.cli.retrieve import make_query_embedder
 from schemarag.settings import Settings
 
@@ -112,6 +113,18 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="put every question's gold and rankings in the --json report",
     )
     add_output(recall, "--plot", metavar="OUT.png", help="write recall@k curves")
+    add_output(
+        recall,
+        "--result",
+        metavar="OUT",
+        help="write a result file (summary figures, curves, command, commit, machine, date) "
+        "for benchmarks/render_report.py, e.g. benchmarks/results/recall-spider-dev.json",
+    )
+    recall.add_argument(
+        "--label",
+        default=None,
+        help="the pool's name in the report's tables (default: the dataset's name)",
+    )
     recall.set_defaults(func=cmd_recall)
 
 
@@ -254,4 +267,10 @@ def cmd_recall(args: argparse.Namespace) -> int:
         args.json.write_text(json.dumps(report, indent=2))
     if args.plot:
         plot_recall(report, args.plot)
+    if args.result:
+        label = args.label or str(report.get("dataset", "recall"))
+        head = provenance("recall", label, args.arguments)
+        result = recall_result(report, head)
+        args.result.parent.mkdir(parents=True, exist_ok=True)
+        args.result.write_text(json.dumps(result, indent=1) + "\n")
     return 0

@@ -83,6 +83,13 @@ def register_bench_commands(bench_sub: argparse._SubParsersAction) -> None:
         "selection strategy over the same candidates, costs no new calls",
     )
     add_output(ex, "--json", metavar="OUT", help="write the report as JSON")
+    add_output(
+        ex,
+        "--result",
+        metavar="OUT",
+        help="write a result file (EX by setting and hardness, command, commit, machine, date) "
+        "for benchmarks/render_report.py",
+    )
     add_generation_options(ex)
     ex.set_defaults(func=cmd_ex)
 
@@ -219,4 +226,9 @@ def cmd_ex(args: argparse.Namespace) -> int:
                 f"measured {row['execution_accuracy']}"
             )
     _write(report, args.json)
+    if args.result:
+        from schemarag.cli.result_file import generation_result, provenance
+
+        head = provenance("generation", "", args.arguments)
+        _write(generation_result(report, head), args.result)
     return 0
