@@ -50,7 +50,7 @@ from tune_fusion import SPIDER, SPLIT, question_sets  # noqa: E402
 
 from providers.minilm_embedder import default_minilm_path  # noqa: E402
 from providers.schema_adapters import TARGETS, LoRALinear  # noqa: E402
-from retriever import RankedDatabase, Retriever, load_files  # noqa: E402
+from retriever import RankedDatabase, Retriever, RetrieverConfig, load_files  # noqa: E402
 from schemagraph.model import fold  # noqa: E402
 
 log = logging.getLogger("train_reranker")
@@ -86,7 +86,7 @@ def candidates(store: str, work: Path, k: int, sample: int, seed: int) -> dict[s
     sets["train"] = (train_file, slice(0, sample))
     embedder = make_query_embedder(Settings.from_env(), None)
     out: dict[str, Any] = {}
-    with Retriever.open(store, embedder, examples=0) as retriever:
+    with Retriever.open(store, embedder, config=RetrieverConfig(examples=0)) as retriever:
         for name, (path, part) in sets.items():
             rows = json.loads(path.read_text(encoding="utf-8"))[part]
             subset = work / f"{name}.part.json"

@@ -31,7 +31,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from providers import make_embedder  # noqa: E402
-from retriever import FusionWeights, Retriever, load_files, recall  # noqa: E402
+from retriever import FusionWeights, Retriever, RetrieverConfig, load_files, recall  # noqa: E402
 from retriever.bench import (  # noqa: E402
     RANK_SIZE,
     ensure_examples_index,
@@ -64,7 +64,7 @@ def spider_train(catalog_files: list[Path], out: Path, n: int = 500) -> BenchDat
 def evaluate(
     retriever: Retriever, dataset: BenchDataset, weights: FusionWeights, memo: dict[str, Any]
 ) -> dict[str, float]:
-    retriever.weights = weights
+    retriever.config = dataclasses.replace(retriever.config, weights=weights)
     rankings = []
     for q in dataset.questions:
         result = retriever.retrieve(q.question, top_databases=10, top_tables=RANK_SIZE)
@@ -114,7 +114,7 @@ def main(argv: list[str] | None = None) -> int:
         stores[f"{share}%"] = store
     results: list[dict[str, Any]] = []
     for name, store in stores.items():
-        with Retriever.open(str(store), embedder, examples=0) as retriever:
+        with Retriever.open(str(store), embedder, config=RetrieverConfig(examples=0)) as retriever:
             memo = memoize_signals(retriever)
             for dataset in (bird, spider):
                 started = time.perf_counter()

@@ -16,6 +16,7 @@ Modules, each named after what it does:
 - `semantic`    question words linked to schema names by embedding (survives synonyms);
 - `fusion`      the signals, their weights (`DEFAULT_WEIGHTS`) and how they combine;
 - `completion`  foreign-key path completion (bridge tables);
+- `config`      `RetrieverConfig`: weights, hits, thresholds and switches as one value;
 - `examples`    few-shot records by question skeleton;
 - `pooling`     LLM-aided schema pooling (optional);
 - `retriever`   `Retriever`, which ties them together;
@@ -31,6 +32,7 @@ import lazy_loader
 if TYPE_CHECKING:
     from retriever.bench import check_leakage, ensure_index, run_recall
     from retriever.completion import complete_tables, fk_adjacency
+    from retriever.config import ABSTAIN_THRESHOLD, DEFAULT_CONFIG, RetrieverConfig
     from retriever.datasets import DATASETS, BenchDataset, BenchQuestion, load_dataset, load_files
     from retriever.errors import (
         BenchmarkDataError,
@@ -42,7 +44,7 @@ if TYPE_CHECKING:
     from retriever.knowledge import KnowledgeBase, QuestionHit
     from retriever.metrics import METRIC_KEYS, Ranking, recall
     from retriever.result import Example, RankedDatabase, RankedTable, RetrievalResult
-    from retriever.retriever import ABSTAIN_THRESHOLD, Prepared, Retriever
+    from retriever.retriever import Prepared, Retriever
     from retriever.tables import TableEntry, entries_from_catalog
 
 __getattr__, __dir__, _ = lazy_loader.attach(
@@ -50,13 +52,14 @@ __getattr__, __dir__, _ = lazy_loader.attach(
     submod_attrs={
         "bench": ["check_leakage", "ensure_index", "run_recall"],
         "completion": ["complete_tables", "fk_adjacency"],
+        "config": ["ABSTAIN_THRESHOLD", "DEFAULT_CONFIG", "RetrieverConfig"],
         "datasets": ["DATASETS", "BenchDataset", "BenchQuestion", "load_dataset", "load_files"],
         "errors": ["BenchmarkDataError", "LeakageError", "RetrieverError", "StoreNotReadyError"],
         "fusion": ["DEFAULT_WEIGHTS", "FusionWeights"],
         "knowledge": ["KnowledgeBase", "QuestionHit"],
         "metrics": ["METRIC_KEYS", "Ranking", "recall"],
         "result": ["Example", "RankedDatabase", "RankedTable", "RetrievalResult"],
-        "retriever": ["ABSTAIN_THRESHOLD", "Prepared", "Retriever"],
+        "retriever": ["Prepared", "Retriever"],
         "tables": ["TableEntry", "entries_from_catalog"],
     },
 )
@@ -64,6 +67,7 @@ __getattr__, __dir__, _ = lazy_loader.attach(
 __all__ = [
     "ABSTAIN_THRESHOLD",
     "DATASETS",
+    "DEFAULT_CONFIG",
     "DEFAULT_WEIGHTS",
     "METRIC_KEYS",
     "BenchDataset",
@@ -80,6 +84,7 @@ __all__ = [
     "Ranking",
     "RetrievalResult",
     "Retriever",
+    "RetrieverConfig",
     "RetrieverError",
     "StoreNotReadyError",
     "TableEntry",
