@@ -32,7 +32,7 @@ from evaluation.indexes import ensure_examples_index, ensure_index, pool_key
 from evaluation.metrics import Ranking, recall
 from evaluation.recall import RANK_SIZE
 from providers import make_embedder
-from retriever import FusionWeights, Retriever
+from retriever import FusionWeights, Retriever, RetrieverConfig
 from retriever.text import normalize_question
 
 REPO = Path(__file__).resolve().parent.parent
@@ -58,7 +58,7 @@ def spider_train(catalog_files: list[Path], out: Path, n: int = 500) -> BenchDat
 def evaluate(
     retriever: Retriever, dataset: BenchDataset, weights: FusionWeights, memo: dict[str, Any]
 ) -> dict[str, float]:
-    retriever.weights = weights
+    retriever.config = dataclasses.replace(retriever.config, weights=weights)
     rankings = []
     for q in dataset.questions:
         result = retriever.retrieve(q.question, top_databases=10, top_tables=RANK_SIZE)
@@ -108,7 +108,7 @@ def main(argv: list[str] | None = None) -> int:
         stores[f"{share}%"] = store
     results: list[dict[str, Any]] = []
     for name, store in stores.items():
-        with Retriever.open(str(store), embedder, examples=0) as retriever:
+        with Retriever.open(str(store), embedder, config=RetrieverConfig(examples=0)) as retriever:
             memo = memoize_signals(retriever)
             for dataset in (bird, spider):
                 started = time.perf_counter()

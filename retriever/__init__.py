@@ -16,6 +16,7 @@ Modules, each named after what it does:
 - `semantic`    question words linked to schema names by embedding (survives synonyms);
 - `fusion`      the signals, their weights (`DEFAULT_WEIGHTS`) and how they combine;
 - `completion`  foreign-key path completion (bridge tables);
+- `config`      `RetrieverConfig`: weights, hits, thresholds and switches as one value;
 - `examples`    few-shot records by question skeleton;
 - `pooling`     LLM-aided schema pooling (optional);
 - `retriever`   `Retriever`, which ties them together.
@@ -31,28 +32,31 @@ import lazy_loader
 
 if TYPE_CHECKING:
     from retriever.completion import complete_tables, fk_adjacency
+    from retriever.config import ABSTAIN_THRESHOLD, DEFAULT_CONFIG, RetrieverConfig
     from retriever.errors import RetrieverError, StoreNotReadyError
     from retriever.fusion import DEFAULT_WEIGHTS, FusionWeights
     from retriever.knowledge import KnowledgeBase, QuestionHit
     from retriever.result import Example, RankedDatabase, RankedTable, RetrievalResult
-    from retriever.retriever import ABSTAIN_THRESHOLD, Prepared, Retriever
+    from retriever.retriever import Prepared, Retriever
     from retriever.tables import TableEntry, entries_from_catalog
 
 __getattr__, __dir__, _ = lazy_loader.attach(
     __name__,
     submod_attrs={
         "completion": ["complete_tables", "fk_adjacency"],
+        "config": ["ABSTAIN_THRESHOLD", "DEFAULT_CONFIG", "RetrieverConfig"],
         "errors": ["RetrieverError", "StoreNotReadyError"],
         "fusion": ["DEFAULT_WEIGHTS", "FusionWeights"],
         "knowledge": ["KnowledgeBase", "QuestionHit"],
         "result": ["Example", "RankedDatabase", "RankedTable", "RetrievalResult"],
-        "retriever": ["ABSTAIN_THRESHOLD", "Prepared", "Retriever"],
+        "retriever": ["Prepared", "Retriever"],
         "tables": ["TableEntry", "entries_from_catalog"],
     },
 )
 
 __all__ = [
     "ABSTAIN_THRESHOLD",
+    "DEFAULT_CONFIG",
     "DEFAULT_WEIGHTS",
     "Example",
     "FusionWeights",
@@ -63,6 +67,7 @@ __all__ = [
     "RankedTable",
     "RetrievalResult",
     "Retriever",
+    "RetrieverConfig",
     "RetrieverError",
     "StoreNotReadyError",
     "TableEntry",

@@ -27,11 +27,10 @@ import numpy.typing as npt
 from indexer.example_records import USER
 from providers import LLM, Embedder, StructuredOutputError
 from retriever.completion import fk_adjacency, join_paths
+from retriever.config import DEFAULT_CONFIG, RetrieverConfig
 from retriever.errors import RetrieverError
 from retriever.examples import select_examples
 from retriever.fusion import (
-    DEFAULT_WEIGHTS,
-    FusionWeights,
     Signals,
     best_first,
     fuse,
@@ -62,9 +61,6 @@ TABLE_PROBE = 32
 #: with cells, the databases ranked first whose tables' dense scores are then made exact
 REFINED_DATABASES = 10
 
-#: Default abstain threshold on `RetrievalResult.confidence` (see `Retriever.confidence`).
-ABSTAIN_THRESHOLD = 0.3
-
 
 @dataclass(frozen=True)
 class Prepared:
@@ -80,12 +76,11 @@ class Retriever:
     """Ranks the databases and tables of a knowledge base for a question.
 
     `entries`/`vectors`: the table documents and their embeddings (row-aligned); `kb`: the
-    knowledge base whose synthetic questions vote (None: table signals only); `question_hits`:
-    how many synthetic questions one query fetches; `abstain_below`: confidence under which
-    the result says no database fits; `pool_llm`: LLM for schema pooling (None: off);
-    `semantic`: link question words to schema names by embedding (`retriever.semantic`; embeds
-    the schema vocabulary here, once, with `vocabulary_embedder` when given — pass the same
-    model behind a `providers.CachedEmbedder` so the next open reads it from the cache).
+    knowledge base whose synthetic questions vote (None: table signals only); `config`: how it
+    ranks (`RetrieverConfig`); `pool_llm`: LLM for schema pooling (None: off). With
+    `config.semantic` it embeds the schema vocabulary here, once, with `vocabulary_embedder`
+    when given (pass the same model behind a `providers.CachedEmbedder` so the next open reads
+    it from the cache).
     """
 
     def __init__(
@@ -95,13 +90,8 @@ class Retriever:
         embedder: Embedder,
         *,
         kb: KnowledgeBase | None = None,
-        weights: FusionWeights = DEFAULT_WEIGHTS,
-        question_hits: int = 50,
-        abstain_below: float = ABSTAIN_THRESHOLD,
-        examples: int = 3,
+        config: RetrieverConfig = DEFAULT_CONFIG,
         pool_llm: LLM | None = None,
-        pool_candidates: int = 5,
-        semantic: bool = True,
         vocabulary_embedder: Embedder | None = None,
     ) -> None:
         if not entries:
@@ -110,22 +100,12 @@ class Retriever:
             raise RetrieverError(
                 f"vectors must have shape ({len(entries)}, {embedder.dim}), got {vectors.shape}"
             )
-        if question_hits < 1:
-            raise RetrieverError(f"question_hits must be >= 1, got {question_hits}")
-        if not 0.0 <= abstain_below <= 1.0:
-            raise RetrieverError(f"abstain_below must be in [0, 1], got {abstain_below}")
-        if examples < 0:
-            raise RetrieverError(f"examples must be >= 0, got {examples}")
         self.entries = list(entries)
         self.vectors = np.asarray(vectors, dtype=np.float32)
         self.embedder = embedder
         self.kb = kb
-        self.weights = weights
-        self.question_hits = question_hits
-        self.abstain_below = abstain_below
-        self.example_count = examples
+        self.config = config
         self.pool_llm = pool_llm
-        self.pool_candidates = pool_candidates
         groups = group_by_database(self.entries)
         self.db_ids = [self.entries[idx[0]].db_id for idx in groups.values()]
         self._db_pos = {key: i for i, key in enumerate(groups)}
@@ -172,7 +152,7 @@ class Retriever:
         }
         self.semantic: SemanticLinker | None = None
         self._executor: ThreadPoolExecutor | None = None
-        if semantic:
+        if config.semantic:
             started = time.perf_counter()
             self.semantic = SemanticLinker(
                 self.entries,
@@ -200,13 +180,16 @@ class Retriever:
         collection: str = "schemarag",
         api_key: str | None = None,
         in_memory: bool | None = None,
-        **options: object,
+        config: RetrieverConfig = DEFAULT_CONFIG,
+        pool_llm: LLM | None = None,
+        vocabulary_embedder: Embedder | None = None,
     ) -> Retriever:
         """A retriever over the served build of `store` (a folder or a Qdrant server URL).
 
         `embedder` must be the one the build used (its `name` is in the build's manifest);
         `in_memory`: search the synthetic questions from memory rather than through Qdrant
-        (default: for a folder; see `retriever.knowledge`)."""
+        (default: for a folder; see `retriever.knowledge`); `config`, `pool_llm`,
+        `vocabulary_embedder`: as for `Retriever`."""
         kb = KnowledgeBase.open(
             store,
             collection=collection,
@@ -216,7 +199,15 @@ class Retriever:
         )
         try:
             entries, vectors = kb.table_entries()
-            return cls(entries, vectors, embedder, kb=kb, **options)  # type: ignore[arg-type]
+            return cls(
+                entries,
+                vectors,
+                embedder,
+                kb=kb,
+                config=config,
+                pool_llm=pool_llm,
+                vocabulary_embedder=vocabulary_embedder,
+            )
         except BaseException:
             kb.close()
             raise
@@ -261,7 +252,7 @@ class Retriever:
         if self.kb is None:
             found: list[list[QuestionHit]] = [[] for _ in questions]
         else:
-            found = self.kb.search_questions_many(vectors, self.question_hits)
+            found = self.kb.search_questions_many(vectors, self.config.question_hits)
         return [
             Prepared(v, hits, pending)
             for v, hits, pending in zip(vectors, found, links, strict=True)
@@ -284,7 +275,7 @@ class Retriever:
         hits: list[QuestionHit] = []
         if self.kb is not None:
             if prepared is None:
-                hits = self.kb.search_questions(vector, self.question_hits)
+                hits = self.kb.search_questions(vector, self.config.question_hits)
             else:
                 hits = prepared.hits
             if self.masked:
@@ -325,7 +316,7 @@ class Retriever:
             table_index,
             len(self.db_ids),
             len(self.entries),
-            self.weights.temperature,
+            self.config.weights.temperature,
         )
         users = [i for i, h in enumerate(hits) if h.origin == USER]
         user_db = user_table = user_share = None
@@ -336,7 +327,7 @@ class Retriever:
                 [table_index[i] for i in users],
                 len(self.db_ids),
                 len(self.entries),
-                self.weights.temperature,
+                self.config.weights.temperature,
             )
         signals = Signals(
             table=table_signals,
@@ -384,7 +375,7 @@ class Retriever:
         median = float(np.median(dense)) if dense.size else 0.0
         scaled = scaled_tables(signals, len(self.entries), median)
         db_score, table_score, pool_score = fuse(
-            signals, self._db_of, len(self.db_ids), self.weights, scaled
+            signals, self._db_of, len(self.db_ids), self.config.weights, scaled
         )
         if self.table_cells is not None and signals.vector is not None:
             # The dense signal was estimated away from the question: exact for the candidates,
@@ -394,7 +385,7 @@ class Retriever:
             dense[rows] = self.vectors[rows] @ signals.vector
             scaled["dense"] = shift_dense(dense, median)
             db_score, table_score, pool_score = fuse(
-                signals, self._db_of, len(self.db_ids), self.weights, scaled
+                signals, self._db_of, len(self.db_ids), self.config.weights, scaled
             )
         order = best_first(db_score, top_databases)
         moved, twins = self.twins.separate(question, [self.db_ids[int(d)] for d in order])
@@ -431,7 +422,7 @@ class Retriever:
             databases=tuple(databases),
             tables=tuple(flat),
             confidence=round(confidence, 4),
-            abstained=confidence < self.abstain_below,
+            abstained=confidence < self.config.abstain_below,
             examples=tuple(examples),
             timings={k: round(v, 3) for k, v in timings.items()},
             pooled=pooled,
@@ -471,8 +462,8 @@ class Retriever:
         best = table_score[ranked[0]]
         chosen = [
             i
-            for i in ranked[: min(self.weights.max_chosen, top)]
-            if best > 0 and table_score[i] >= self.weights.choose_ratio * best
+            for i in ranked[: min(self.config.weights.max_chosen, top)]
+            if best > 0 and table_score[i] >= self.config.weights.choose_ratio * best
         ] or ranked[:1]
         by_name = {self._keys[i][1]: i for i in ranked}
         paths = join_paths(self._fk[db], [self._keys[i][1] for i in chosen])
@@ -520,24 +511,24 @@ class Retriever:
     def _examples(
         self, question: str, signals: Signals, hits: list[QuestionHit], db: int
     ) -> list[Example]:
-        if self.example_count == 0 or self.kb is None or signals.vector is None:
+        if self.config.examples == 0 or self.kb is None or signals.vector is None:
             return []
         # the database's 4 x count records nearest to the question, whose skeletons are then
         # compared: from the question hits, or a search of that database when they hold few
         db_key = fold(self.db_ids[db])
-        size = 4 * self.example_count
+        size = 4 * self.config.examples
         candidates = [h for h in hits if fold(h.db_id) == db_key][:size]
-        if len(candidates) < 2 * self.example_count:
+        if len(candidates) < 2 * self.config.examples:
             candidates = (
                 self.kb.search_questions(signals.vector, size, db_id=self.db_ids[db]) or candidates
             )
         return select_examples(
-            question, candidates, self._schema_words[db], self._values[db], self.example_count
+            question, candidates, self._schema_words[db], self._values[db], self.config.examples
         )
 
     def _pool(self, question: str, databases: list[RankedDatabase]) -> list[RankedDatabase]:
         assert self.pool_llm is not None
-        candidates = databases[: self.pool_candidates]
+        candidates = databases[: self.config.pool_candidates]
         schemas = {
             db.db_id: "\n".join(
                 self.entries[self._entry_pos[(fold(db.db_id), fold(name))]].text

@@ -17,7 +17,8 @@ if TYPE_CHECKING:
     from schemagraph.fingerprint import database_fingerprint, table_fingerprint
     from schemagraph.graph import ROOT, GraphStats, build_graph, graph_stats, table_node
     from schemagraph.model import Catalog, Column, Database, ForeignKey, Table
-    from schemagraph.samples import DatabaseSample, TableSample, sample_database
+    from schemagraph.sampled import DatabaseSample, TableSample
+    from schemagraph.samples import sample_database
     from schemagraph.serialize import compact_text, create_table_text
     from schemagraph.sources import (
         load_catalog,
@@ -38,7 +39,8 @@ __getattr__, __dir__, _ = lazy_loader.attach(
         "fingerprint": ["database_fingerprint", "table_fingerprint"],
         "graph": ["ROOT", "GraphStats", "build_graph", "graph_stats", "table_node"],
         "model": ["Catalog", "Column", "Database", "ForeignKey", "Table"],
-        "samples": ["DatabaseSample", "TableSample", "sample_database"],
+        "sampled": ["DatabaseSample", "TableSample"],
+        "samples": ["sample_database"],
         "serialize": ["compact_text", "create_table_text"],
         "sources": [
             "load_catalog",

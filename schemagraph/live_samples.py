@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Any
 from schemagraph.connect import connection, create_engine, masked, parse_url, read_only, scrub
 from schemagraph.errors import SourceError
 from schemagraph.model import Database, Table, fold
-from schemagraph.samples import DatabaseSample, TableSample, Value, _clip
+from schemagraph.sampled import DatabaseSample, TableSample, Value, clip
 from schemagraph.seeds import derive_seed
 
 if TYPE_CHECKING:
@@ -153,7 +153,7 @@ def _sample_table(
             for row in read:
                 value = row[i]
                 if isinstance(value, str) and value.strip() and name not in binary:
-                    seen.setdefault(str(_clip(value, max_chars)), None)
+                    seen.setdefault(str(clip(value, max_chars)), None)
                     if len(seen) >= distinct:
                         break
             if seen:
@@ -219,4 +219,4 @@ def _plain(value: Any, binary: bool, max_chars: int) -> Value:
         text = str(value)
     else:
         text = json.dumps(value, ensure_ascii=False, default=str)
-    return _clip(text, max_chars)
+    return clip(text, max_chars)

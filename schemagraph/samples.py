@@ -13,64 +13,25 @@ import logging
 import random
 import sqlite3
 from contextlib import closing
-from dataclasses import dataclass
-from functools import cached_property
 
 from schemagraph.errors import SourceError
 from schemagraph.model import Database, fold
 from schemagraph.readonly import connect_readonly, quote_identifier
+from schemagraph.sampled import DatabaseSample, TableSample, Value, clip
 from schemagraph.seeds import derive_seed
+
+__all__ = [
+    "DISTINCT_VALUES",
+    "DatabaseSample",
+    "TableSample",
+    "Value",
+    "sample_database",
+]
 
 log = logging.getLogger(__name__)
 
-Value = str | int | float | bytes | None
-
 #: distinct values read per text column by default (the value index keeps them all)
 DISTINCT_VALUES = 50
-
-
-@dataclass(frozen=True)
-class TableSample:
-    table: str
-    columns: tuple[str, ...]
-    rows: tuple[tuple[Value, ...], ...]
-    row_count: int
-    #: distinct non-empty text values per text column (capped), in the engine's order
-    text_values: dict[str, tuple[str, ...]]
-
-    def column_values(self, column: str) -> list[Value]:
-        """The sampled rows' values of `column` (any case), or [] when it was not sampled."""
-        position = self._positions.get(fold(column))
-        return [] if position is None else [row[position] for row in self.rows]
-
-    def texts(self, column: str) -> tuple[str, ...]:
-        """The distinct text values of `column` (any case), or () when it has none."""
-        return self._texts.get(fold(column), ())
-
-    # Looked up by folded name, once per sample: a scan per column is quadratic in the width,
-    # and warehouse tables have hundreds of columns.
-    @cached_property
-    def _positions(self) -> dict[str, int]:
-        positions: dict[str, int] = {}
-        for position, column in enumerate(self.columns):
-            positions.setdefault(fold(column), position)
-        return positions
-
-    @cached_property
-    def _texts(self) -> dict[str, tuple[str, ...]]:
-        texts: dict[str, tuple[str, ...]] = {}
-        for column, values in self.text_values.items():
-            texts.setdefault(fold(column), values)
-        return texts
-
-
-@dataclass(frozen=True)
-class DatabaseSample:
-    db_id: str
-    tables: dict[str, TableSample]  # keyed by folded table name
-
-    def table(self, name: str) -> TableSample | None:
-        return self.tables.get(fold(name))
 
 
 def sample_database(
@@ -136,7 +97,7 @@ def _sample_table(
     offsets = sorted(rng.sample(range(count), min(rows, count)))
     picked = [
         tuple(
-            _clip(v, max_chars)
+            clip(v, max_chars)
             for v in conn.execute(f"SELECT * FROM {quoted} LIMIT 1 OFFSET ?", (offset,)).fetchone()
         )
         for offset in offsets
@@ -151,13 +112,5 @@ def _sample_table(
                 (distinct,),
             ).fetchall()
             if found:
-                text_values[column] = tuple(str(_clip(r[0], max_chars)) for r in found)
+                text_values[column] = tuple(str(clip(r[0], max_chars)) for r in found)
     return TableSample(table, columns, tuple(picked), count, text_values)
-
-
-def _clip(value: Value, max_chars: int) -> Value:
-    if isinstance(value, str) and len(value) > max_chars:
-        return value[: max_chars - 1] + "…"
-    if isinstance(value, bytes):
-        return f"<{len(value)} bytes>"
-    return value

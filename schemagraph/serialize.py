@@ -16,7 +16,7 @@ from collections.abc import Collection, Mapping, Sequence
 from schemagraph.documentation import summary
 from schemagraph.errors import TraversalError
 from schemagraph.model import Database, Table, fold
-from schemagraph.samples import DatabaseSample, Value
+from schemagraph.sampled import DatabaseSample, Value
 
 #: words of a description shown in a prompt
 DESCRIPTION_WORDS = 40

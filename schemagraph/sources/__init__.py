@@ -1,4 +1,5 @@
-"""Schema sources: functions returning a `Catalog`, selected by a `KIND:PATH` spec or a URL.
+"""Schema sources: functions returning a `Catalog`, selected by a `KIND:PATH` spec or a URL
+(the kinds, with a line each, are in `schemagraph.source_kinds`).
 
 spider:DIR        a Spider/BIRD tables.json (file or folder), with database/<db>/<db>.sqlite
 sqlite:PATH       one SQLite file or a folder of them, introspected
@@ -24,8 +25,9 @@ from pathlib import Path
 from schemagraph.connect import is_url, masked
 from schemagraph.errors import SourceError
 from schemagraph.model import Catalog
+from schemagraph.source_kinds import FILE_KINDS, OVERLAYS
 from schemagraph.sources.ddl import load_ddl
-from schemagraph.sources.docs import OVERLAYS, apply_overlay
+from schemagraph.sources.docs import apply_overlay
 from schemagraph.sources.infoschema import load_infoschema
 from schemagraph.sources.live import load_live
 from schemagraph.sources.spider import load_spider
@@ -43,7 +45,7 @@ __all__ = [
     "resolve_url",
 ]
 
-KINDS = ("spider", "sqlite", "ddl", "infoschema")
+KINDS = FILE_KINDS
 #: what the brackets after a kind may say: ddl[DIALECT], infoschema[catalog|schema]
 _INFOSCHEMA_SPLITS = ("catalog", "schema")
 _SPEC = re.compile(r"^(?P<kind>[a-z]+)(?:\[(?P<dialect>[a-z0-9_]+)\])?:(?P<path>.+)$")

@@ -33,7 +33,6 @@ from schemagraph.documentation import (
 from schemagraph.errors import SourceError
 from schemagraph.model import Catalog, Database, Table, fold
 
-OVERLAYS = ("docs", "dbt")
 _CSV_ENCODINGS = ("utf-8-sig", "cp1252", "latin-1")
 _MANIFEST_TYPES = ("model", "seed", "snapshot", "source")
 

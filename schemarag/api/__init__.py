@@ -11,6 +11,7 @@ Modules:
                 offline);
 - `models`      request and response bodies, with the input limits;
 - `errors`      the one error body and the handlers that produce it;
+- `error_statuses`  the status and code each error a route lets through is answered with;
 - `middleware`  request id, access log, metrics (`Observe`); API key and body size (`Guard`);
 - `served`      `ServedIndex`: the current build, leases, reload without a failed request;
 - `store`       `StoreSource`: retrievers over a store and the probe that spots new builds;

@@ -3,7 +3,7 @@ metrics.
 
 Retrieval awaits `RetrievalBatcher` (one thread runs the retrievals, their embeddings in
 batches); retrieval with pooling and generation call language models and run on Starlette's
-thread pool.
+thread pool. The errors they let through are answered by `schemarag.api.error_statuses`.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 import math
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
@@ -20,17 +20,12 @@ from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import JSONResponse, PlainTextResponse
 
 from generator import GenerateRequest
-from generator.errors import GeneratorError, RetrievalNeededError
-from indexer import IndexerError, StoreError
-from indexer.errors import StoreBusyError
 from indexer.store import manifest_summary
-from providers import ProviderError
-from retriever import RetrieverError, StoreNotReadyError
-from schemagraph.errors import CatalogError, SchemaGraphError
 from schemarag.api.batching import RetrievalBatcher
+from schemarag.api.error_statuses import install_error_statuses
 from schemarag.api.errors import ApiError, error_response
-from schemarag.api.examples import ExampleIntake, ExamplesUnavailableError
-from schemarag.api.generation import Generation, GenerationUnavailableError
+from schemarag.api.examples import ExampleIntake
+from schemarag.api.generation import Generation
 from schemarag.api.metrics import CONTENT_TYPE, Registry
 from schemarag.api.models import (
     ErrorBody,
@@ -52,6 +47,12 @@ __all__ = ["install_routes"]
 
 BUILD_HEADER = "X-Schemarag-Build"
 EXAMPLES_PATH = "/v1/examples"
+#: what each route's `ProviderError`s come from, as its 502 message says
+PROVIDERS: Mapping[str, str] = {
+    "/v1/retrieve": "model provider",
+    "/v1/generate": "language model",
+    EXAMPLES_PATH: "embedder",
+}
 
 
 def _errors(*statuses: int) -> dict[int | str, dict[str, Any]]:
@@ -102,14 +103,6 @@ def _not_ready(served: ServedIndex) -> ApiError:
     return ApiError(503, "not_ready", message, headers={"Retry-After": str(retry_after)})
 
 
-def _store_errors() -> tuple[type[BaseException], ...]:
-    """Errors of an unreachable or failing Qdrant server."""
-    import httpx
-    from qdrant_client.http.exceptions import ResponseHandlingException, UnexpectedResponse
-
-    return (ResponseHandlingException, UnexpectedResponse, httpx.TransportError)
-
-
 @contextmanager
 def _leased(served: ServedIndex, request: Request) -> Iterator[Loaded]:
     try:
@@ -131,7 +124,7 @@ def install_routes(
     """Add the routes to `app` itself (not through an included router), so that route
     templates are visible to the metrics middleware."""
     router = app.router
-    store_errors = _store_errors()
+    install_error_statuses(app, PROVIDERS)
 
     @router.post(
         "/v1/retrieve",
@@ -154,23 +147,14 @@ def install_routes(
                     "(start it with `schemarag serve --pool SPEC`)",
                     "pool",
                 )
-            try:
-                if body.pool:  # a language model call: on a thread of its own
-                    result = await run_in_threadpool(
-                        retriever.retrieve, body.question, body.top_databases, body.top_tables
-                    )
-                else:
-                    result = await batcher.retrieve(
-                        retriever, body.question, body.top_databases, body.top_tables
-                    )
-            except StoreNotReadyError as exc:
-                raise ApiError(503, "not_ready", str(exc)) from None
-            except RetrieverError as exc:
-                raise ApiError(422, "invalid_request", str(exc)) from None
-            except ProviderError as exc:
-                raise ApiError(502, "upstream_error", f"model provider: {exc}") from None
-            except store_errors as exc:
-                raise ApiError(503, "store_unavailable", f"vector store: {exc}") from None
+            if body.pool:  # a language model call: on a thread of its own
+                result = await run_in_threadpool(
+                    retriever.retrieve, body.question, body.top_databases, body.top_tables
+                )
+            else:
+                result = await batcher.retrieve(
+                    retriever, body.question, body.top_databases, body.top_tables
+                )
         return JSONResponse(result.as_dict(), headers={BUILD_HEADER: str(loaded.build_id)})
 
     @router.post(
@@ -184,44 +168,27 @@ def install_routes(
         """Retrieval (unless `db_id` is given), then the chosen generation strategy. Needs the
         catalog (`serve --source`) and a language model (`SCHEMARAG_LLM`); 501 otherwise."""
         request.state.question = body.question
-        try:
-            spec = GenerateRequest(
-                body.question,
-                db_id=body.db_id,
-                tables=tuple(body.tables) if body.tables is not None else None,
-                strategy=body.strategy,
-                execute=body.execute,
-                max_rows=body.max_rows,
-                top_databases=body.top_databases,
-                top_tables=body.top_tables,
-            )
-        except GeneratorError as exc:
-            raise ApiError(422, "invalid_request", str(exc)) from None
-        try:
-            generation.check()
-        except GenerationUnavailableError as exc:
-            raise ApiError(501, "not_configured", str(exc)) from None
+        request.state.db_id = body.db_id
+        spec = GenerateRequest(
+            body.question,
+            db_id=body.db_id,
+            tables=tuple(body.tables) if body.tables is not None else None,
+            strategy=body.strategy,
+            execute=body.execute,
+            max_rows=body.max_rows,
+            top_databases=body.top_databases,
+            top_tables=body.top_tables,
+        )
+        generation.check()
         if body.tables is not None:
             unknown = generation.unknown_table(body.tables, body.db_id)
             if unknown is not None:
                 raise ApiError(422, "invalid_request", f"tables: {unknown}", "tables")
-        try:
-            if body.db_id is not None:
-                result = generation.run(spec, None)
-            else:
-                with _leased(served, request) as loaded:
-                    result = generation.run(spec, loaded.retriever)
-        except RetrievalNeededError as exc:
-            raise ApiError(503, "not_ready", str(exc)) from None
-        except CatalogError as exc:
-            field = "db_id" if body.db_id is not None else None
-            raise ApiError(422, "invalid_request", str(exc), field) from None
-        except (GeneratorError, SchemaGraphError, RetrieverError) as exc:
-            raise ApiError(422, "invalid_request", str(exc)) from None
-        except ProviderError as exc:
-            raise ApiError(502, "upstream_error", f"language model: {exc}") from None
-        except store_errors as exc:
-            raise ApiError(503, "store_unavailable", f"vector store: {exc}") from None
+        if body.db_id is not None:
+            result = generation.run(spec, None)
+        else:
+            with _leased(served, request) as loaded:
+                result = generation.run(spec, loaded.retriever)
         return JSONResponse(result.as_dict())
 
     @router.post(
@@ -239,20 +206,7 @@ def install_routes(
         this server loads within about a second; the others come back in `rejected` with the
         reason. The same as `schemarag index add-examples`."""
         pairs = [(e.question, e.sql, e.db_id) for e in body.examples]
-        try:
-            report = examples.add(pairs, body.source)
-        except ExamplesUnavailableError as exc:
-            raise ApiError(501, "not_configured", str(exc)) from None
-        except StoreBusyError as exc:
-            raise ApiError(409, "busy", str(exc), headers={"Retry-After": "5"}) from None
-        except StoreError as exc:
-            raise ApiError(503, "not_ready", str(exc), headers={"Retry-After": "5"}) from None
-        except IndexerError as exc:
-            raise ApiError(422, "invalid_request", str(exc)) from None
-        except ProviderError as exc:
-            raise ApiError(502, "upstream_error", f"embedder: {exc}") from None
-        except store_errors as exc:
-            raise ApiError(503, "store_unavailable", f"vector store: {exc}") from None
+        report = examples.add(pairs, body.source)
         return JSONResponse(report.as_dict())
 
     @router.get(

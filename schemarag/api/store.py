@@ -23,7 +23,13 @@ from indexer import StoreLocation
 from indexer.store import QUESTIONS
 from providers import CachedEmbedder, Embedder, ProviderCache, spec_of_embedder
 from providers.embedding import Vectors
-from retriever import KnowledgeBase, Retriever, StoreNotReadyError
+from retriever import (
+    DEFAULT_CONFIG,
+    KnowledgeBase,
+    Retriever,
+    RetrieverConfig,
+    StoreNotReadyError,
+)
 
 log = logging.getLogger(__name__)
 
@@ -90,8 +96,8 @@ class StoreSource:
 
     `make_embedder(spec)`: the embedder for a spec (called once per spec; the result is kept
     for the life of the source, so the model loads once); `embedder_spec`: force one spec
-    instead of the one each build's manifest names; `options`: `Retriever` keyword arguments
-    (`examples`, `abstain_below`, ...); `cache`: the provider cache that keeps the schema
+    instead of the one each build's manifest names; `config`: how its retrievers rank
+    (`RetrieverConfig`); `cache`: the provider cache that keeps the schema
     vocabulary's vectors between loads (see `VocabularyEmbedder`; closed with the source);
     `client`: the Qdrant client the server-mode probe uses (default: one of its own, opened on
     first use).
@@ -103,7 +109,7 @@ class StoreSource:
         *,
         make_embedder: Callable[[str], Embedder],
         embedder_spec: str | None = None,
-        options: Mapping[str, Any] | None = None,
+        config: RetrieverConfig = DEFAULT_CONFIG,
         cache: ProviderCache | None = None,
         client: Any = None,
     ) -> None:
@@ -111,7 +117,7 @@ class StoreSource:
         self.cache = cache
         self.make_embedder = make_embedder
         self.embedder_spec = embedder_spec
-        self.options = dict(options or {})
+        self.config = config
         self._client = client
         self._own_client = client is None
         self._embedders: dict[str, Embedder] = {}
@@ -176,7 +182,12 @@ class StoreSource:
         try:
             entries, vectors = kb.table_entries()
             retriever = Retriever(
-                entries, vectors, embedder, kb=kb, vocabulary_embedder=vocabulary, **self.options
+                entries,
+                vectors,
+                embedder,
+                kb=kb,
+                config=self.config,
+                vocabulary_embedder=vocabulary,
             )
         except BaseException:
             kb.close()

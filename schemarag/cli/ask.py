@@ -141,7 +141,7 @@ def open_retriever(args: argparse.Namespace, settings: Settings) -> Any:
         from schemarag.cli.retrieve import open_retriever as open_store
     except ImportError:  # pragma: no cover - the retriever is part of the package
         return None
-    return open_store(args, settings, examples=3)
+    return open_store(args, settings)
 
 
 def cmd_ask(args: argparse.Namespace) -> int:

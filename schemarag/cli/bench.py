@@ -28,7 +28,7 @@ from retriever import Retriever
 from schemagraph.errors import SchemaGraphError
 from schemagraph.sources import apply_overlay
 from schemarag.cli.bench_generation import register_bench_commands
-from schemarag.cli.common import add_command, add_output, add_precision
+from schemarag.cli.common import add_command, add_output, add_precision, list_source_kinds
 from schemarag.cli.index import progress_printer
 from schemarag.cli.result_file import provenance, recall_result
 from schemarag.cli.retrieve import make_query_embedder
@@ -41,6 +41,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     register_bench_commands(bench_sub)
     recall = bench_sub.add_parser(
         "recall", help="database and table recall against the table-document baselines"
+    )
+    list_source_kinds(
+        recall,
+        "pool: --data as spider:, --tables and --databases as spider: and sqlite:, --docs as "
+        "docs:;\n--store: an index built from any of these (schemarag index build SOURCE... "
+        "--store DIR):",
     )
     recall.add_argument("--dataset", choices=DATASETS, default="spider-dev")
     recall.add_argument("--data", type=Path, default=None, help="Spider folder")

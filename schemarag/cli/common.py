@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 from generator.limits import MAX_QUESTION_CHARS
 from providers.precision import PRECISIONS
+from schemagraph.source_kinds import sources_help
 
 if TYPE_CHECKING:
     from schemagraph import Catalog, TraversalConfig
@@ -141,14 +142,14 @@ def _unwritable(path: Path) -> str | None:
 
 
 def add_sources(parser: argparse.ArgumentParser) -> None:
+    """The SOURCE arguments (and `--schemas`, `--exclude`), the source kinds listed after the
+    options (`schemagraph.source_kinds`)."""
+    list_source_kinds(parser)
     parser.add_argument(
         "sources",
         nargs="+",
         metavar="SOURCE",
-        help="KIND:PATH with KIND spider, sqlite, ddl or infoschema (ddl[DIALECT]:PATH names a "
-        "dialect; infoschema[schema]:PATH makes one database per schema); a "
-        "database URL (postgresql://USER@HOST/DB, duckdb:///FILE), or env:NAME for a URL held "
-        "by environment variable NAME",
+        help="KIND:PATH, a database URL or env:NAME, repeatable (the kinds are listed below)",
     )
     parser.add_argument(
         "--schemas",
@@ -167,6 +168,13 @@ def add_sources(parser: argparse.ArgumentParser) -> None:
         metavar="GLOB",
         help="leave out these schemas of database URLs (glob patterns)",
     )
+
+
+def list_source_kinds(parser: argparse.ArgumentParser, intro: str | None = None) -> None:
+    """End `parser`'s help with every kind of source and what it reads; `intro`: the line
+    above them (default: how sources combine)."""
+    parser.epilog = sources_help(intro) if intro is not None else sources_help()
+    parser.formatter_class = argparse.RawDescriptionHelpFormatter
 
 
 def _patterns(value: str) -> list[str]:

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import argparse
-from typing import Any
 
 from indexer import StoreLocation
 from providers import (
+    LLM,
     CachedEmbedder,
     Embedder,
     ProviderCache,
@@ -14,9 +14,11 @@ from providers import (
 )
 from retriever import (
     ABSTAIN_THRESHOLD,
+    DEFAULT_CONFIG,
     RankedTable,
     RetrievalResult,
     Retriever,
+    RetrieverConfig,
     StoreNotReadyError,
 )
 from schemarag.cli.common import add_command, at_least, fraction, print_json, question_text
@@ -101,7 +103,12 @@ def single_threaded(*, torch: bool) -> None:
         torch_module.set_num_threads(1)
 
 
-def open_retriever(args: argparse.Namespace, settings: Settings, **options: Any) -> Retriever:
+def open_retriever(
+    args: argparse.Namespace,
+    settings: Settings,
+    config: RetrieverConfig = DEFAULT_CONFIG,
+    pool_llm: LLM | None = None,
+) -> Retriever:
     store = args.store or str(settings.store_path)
     location = StoreLocation.parse(
         store, collection=args.collection, api_key=settings.qdrant_api_key
@@ -120,8 +127,9 @@ def open_retriever(args: argparse.Namespace, settings: Settings, **options: Any)
         embedder,
         collection=args.collection,
         api_key=settings.qdrant_api_key,
+        config=config,
+        pool_llm=pool_llm,
         vocabulary_embedder=cached(settings, embedder),
-        **options,
     )
 
 
@@ -135,13 +143,8 @@ def cached(settings: Settings, embedder: Embedder) -> Embedder:
 def cmd_retrieve(args: argparse.Namespace) -> int:
     settings = Settings.from_env()
     pool_llm = settings.llm(args.pool) if args.pool else None
-    with open_retriever(
-        args,
-        settings,
-        abstain_below=args.abstain_below,
-        examples=args.examples,
-        pool_llm=pool_llm,
-    ) as retriever:
+    config = RetrieverConfig(abstain_below=args.abstain_below, examples=args.examples)
+    with open_retriever(args, settings, config, pool_llm) as retriever:
         result = retriever.retrieve(args.question, args.top_databases, args.top_tables)
     if args.json:
         print_json(result.as_dict())

@@ -32,6 +32,7 @@ from schemarag.settings import Settings
 if TYPE_CHECKING:
     from fastapi import FastAPI
 
+    from retriever import RetrieverConfig
     from schemarag.api import Generation, StoreSource
 
 log = logging.getLogger(__name__)
@@ -159,6 +160,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         location = _location(args, settings)
         where = location.where
         ApiOptions.from_env()
+        retriever_config(args)
         make_generation(settings, args.source)
         if args.pool:
             settings.llm(args.pool)
@@ -242,9 +244,16 @@ def store_source(args: argparse.Namespace, settings: Settings) -> StoreSource:
         _location(args, settings),
         make_embedder=make_embedder,
         embedder_spec=args.embedder,
-        options={"examples": args.examples, "abstain_below": args.abstain_below},
+        config=retriever_config(args),
         cache=ProviderCache(settings.cache_path),
     )
+
+
+def retriever_config(args: argparse.Namespace) -> RetrieverConfig:
+    """The retriever configuration of `args` (`--examples`, `--abstain-below`)."""
+    from retriever import RetrieverConfig
+
+    return RetrieverConfig(examples=args.examples, abstain_below=args.abstain_below)
 
 
 def make_generation(settings: Settings, sources: list[str] | None) -> Generation:

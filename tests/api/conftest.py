@@ -62,10 +62,8 @@ def build_store(store: Path, catalog: Catalog, *, full: bool = False, seed: int 
     return current
 
 
-def source_for(store: Path, **options: Any) -> StoreSource:
-    return StoreSource(
-        StoreLocation.parse(store), make_embedder=lambda spec: make_embedder(spec), options=options
-    )
+def source_for(store: Path) -> StoreSource:
+    return StoreSource(StoreLocation.parse(store), make_embedder=lambda spec: make_embedder(spec))
 
 
 def wait_until(condition: Callable[[], bool], timeout: float = 15.0) -> None:

@@ -14,7 +14,7 @@ import pytest
 
 from providers import HashingEmbedder
 from providers.embedding import Vectors
-from retriever import Retriever, RetrieverError
+from retriever import Retriever, RetrieverConfig, RetrieverError
 from schemarag.api import prepare_query_embedder
 from schemarag.api.batching import RetrievalBatcher
 from tests.api.conftest import EMBEDDER
@@ -62,7 +62,11 @@ QUESTIONS = [
 
 @pytest.fixture
 def retriever(built_store: Path) -> Retriever:
-    with Retriever.open(built_store, CountingEmbedder(), semantic=False) as opened:  # type: ignore[arg-type]
+    with Retriever.open(
+        built_store,
+        CountingEmbedder(),  # type: ignore[arg-type]
+        config=RetrieverConfig(semantic=False),
+    ) as opened:
         yield opened
 
 
@@ -123,7 +127,9 @@ def test_a_bad_request_fails_alone_and_a_model_error_fails_its_batch(
 def test_questions_of_two_builds_are_answered_by_their_own_build(
     retriever: Retriever, built_store: Path
 ) -> None:
-    with Retriever.open(built_store, EMBEDDER, semantic=False, examples=0) as other:
+    with Retriever.open(
+        built_store, EMBEDDER, config=RetrieverConfig(semantic=False, examples=0)
+    ) as other:
         batcher = RetrievalBatcher()
 
         async def both() -> list:
@@ -145,7 +151,7 @@ def test_prepare_embeds_and_searches_a_batch_like_retrieve_alone(retriever: Retr
     assert embedder.calls == [4]
     np.testing.assert_array_equal(prepared[1].vector, EMBEDDER.embed_query(QUESTIONS[1]))
     assert retriever.kb is not None
-    alone = retriever.kb.search_questions(prepared[1].vector, retriever.question_hits)
+    alone = retriever.kb.search_questions(prepared[1].vector, retriever.config.question_hits)
     assert [h.question for h in prepared[1].hits] == [h.question for h in alone]
 
     embedder.symmetric = False  # e.g. Cohere: queries are embedded as queries

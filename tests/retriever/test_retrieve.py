@@ -12,6 +12,7 @@ import pytest
 from providers import HashingEmbedder
 from retriever import (
     Retriever,
+    RetrieverConfig,
     RetrieverError,
     StoreNotReadyError,
     entries_from_catalog,
@@ -134,7 +135,7 @@ def test_abstains_when_no_database_fits(
     tmp_path: Path, sample_catalog: Catalog, embedder: HashingEmbedder
 ) -> None:
     store = write_store(tmp_path / "kb", sample_catalog, embedder, RECORDS)
-    with Retriever.open(store, embedder, abstain_below=0.3) as retriever:
+    with Retriever.open(store, embedder, config=RetrieverConfig(abstain_below=0.3)) as retriever:
         off_topic = retriever.retrieve("quantum chromodynamics of gluon plasma in neutron stars")
         on_topic = retriever.retrieve("How many pets are older than 3 years?")
     assert off_topic.abstained and off_topic.database is None
@@ -183,6 +184,20 @@ def test_constructor_validates_vectors(sample_catalog: Catalog) -> None:
     entries = entries_from_catalog(sample_catalog, with_values=False)
     with pytest.raises(RetrieverError, match="vectors must have shape"):
         Retriever(entries, np.zeros((1, 64), dtype=np.float32), embedder)
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "message"),
+    [
+        ("question_hits", 0, r"question_hits must be >= 1, got 0"),
+        ("abstain_below", 1.5, r"abstain_below must be in \[0, 1\], got 1.5"),
+        ("abstain_below", -0.1, r"abstain_below must be in \[0, 1\], got -0.1"),
+        ("examples", -1, r"examples must be >= 0, got -1"),
+    ],
+)
+def test_config_names_the_bad_value(field: str, value: float, message: str) -> None:
+    with pytest.raises(RetrieverError, match=message):
+        RetrieverConfig(**{field: value})
 
 
 def test_cells_probing_every_cell_rank_as_the_exact_search(

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from providers import HashingEmbedder
 from providers.embedding import Vectors
-from retriever import Retriever, entries_from_catalog
+from retriever import Retriever, RetrieverConfig, entries_from_catalog
 from retriever.semantic import SemanticLinker, humanize, units
 from retriever.tables import TableEntry, embed_entries
 from schemagraph import Catalog
@@ -106,7 +106,9 @@ def test_schema_words_and_remembered_units_cost_no_model_call(
 def test_can_be_turned_off(sample_catalog: Catalog) -> None:
     embedder = HashingEmbedder(256)
     entries = entries_from_catalog(sample_catalog, with_values=False)
-    retriever = Retriever(entries, embed_entries(entries, embedder), embedder, semantic=False)
+    retriever = Retriever(
+        entries, embed_entries(entries, embedder), embedder, config=RetrieverConfig(semantic=False)
+    )
     assert retriever.semantic is None
     signals, _, _ = retriever.signals("How many singers are there?")
     assert signals.database == {} and "semantic" not in signals.table

@@ -8,7 +8,7 @@ import dataclasses
 import pytest
 
 from providers import HashingEmbedder
-from retriever import Retriever
+from retriever import Retriever, RetrieverConfig
 from retriever.tables import TableEntry, embed_entries, entries_from_catalog
 from retriever.twins import TwinSeparator
 from schemagraph import Catalog
@@ -34,7 +34,9 @@ def base(sample_catalog: Catalog) -> list[TableEntry]:
 
 def _retriever(entries: list[TableEntry]) -> Retriever:
     embedder = HashingEmbedder(256)
-    return Retriever(entries, embed_entries(entries, embedder), embedder, semantic=False)
+    return Retriever(
+        entries, embed_entries(entries, embedder), embedder, config=RetrieverConfig(semantic=False)
+    )
 
 
 def test_a_column_only_one_twin_has_puts_it_first(base: list[TableEntry]) -> None:

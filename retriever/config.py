@@ -1,0 +1,46 @@
+"""`RetrieverConfig`: how a `Retriever` ranks, as one value.
+
+    config = RetrieverConfig(examples=0, abstain_below=0.2)
+    Retriever.open(store, embedder, config=config)
+
+The configuration holds numbers and switches only; the models a retriever calls (the query
+embedder, the schema-vocabulary embedder, a pooling LLM) are passed to it beside the config.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from retriever.errors import RetrieverError
+from retriever.fusion import DEFAULT_WEIGHTS, FusionWeights
+
+#: Default abstain threshold on `RetrievalResult.confidence` (see `Retriever.confidence`).
+ABSTAIN_THRESHOLD = 0.3
+
+
+@dataclass(frozen=True)
+class RetrieverConfig:
+    """`weights`: how the signals combine (`retriever.fusion`); `question_hits`: how many
+    synthetic questions one query fetches; `abstain_below`: confidence under which the result
+    says no database fits; `examples`: few-shot records per result; `pool_candidates`: the
+    databases a pooling LLM chooses among; `semantic`: link question words to schema names by
+    embedding (`retriever.semantic`)."""
+
+    weights: FusionWeights = DEFAULT_WEIGHTS
+    question_hits: int = 50
+    abstain_below: float = ABSTAIN_THRESHOLD
+    examples: int = 3
+    pool_candidates: int = 5
+    semantic: bool = True
+
+    def __post_init__(self) -> None:
+        if self.question_hits < 1:
+            raise RetrieverError(f"question_hits must be >= 1, got {self.question_hits}")
+        if not 0.0 <= self.abstain_below <= 1.0:
+            raise RetrieverError(f"abstain_below must be in [0, 1], got {self.abstain_below}")
+        if self.examples < 0:
+            raise RetrieverError(f"examples must be >= 0, got {self.examples}")
+
+
+#: The configuration `Retriever` uses unless given another.
+DEFAULT_CONFIG = RetrieverConfig()
