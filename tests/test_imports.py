@@ -17,8 +17,6 @@ PACKAGES = (*PRODUCT, "schemarag", "evaluation")
 KNOWN_CYCLES = {
     # the index store and the users' examples' store (indexer/)
     frozenset({"indexer.store", "indexer.example_store"}),
-    # a database's sampled rows and those sampled from a live connection (schemagraph/)
-    frozenset({"schemagraph.samples", "schemagraph.live_samples"}),
 }
 
 
