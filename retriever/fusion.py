@@ -29,7 +29,10 @@ Signals, per table of the pool (`Signals`), each scaled to [0, 1] by its maximum
   lets a clear lead count for more than the fixed `bm25` weight would.
 
 A database scores the weighted sum of its signals (votes summed over its hits; table signals by
-their maximum over its tables); a table scores the weighted sum of its own signals inside its
+their maximum over its tables), less `db_size` times the log of its number of tables beyond
+`size_floor`: the maximum of many tables' scores is high by chance, so that without it a
+warehouse database of hundreds of wide tables outranks the one a question is about. A table
+scores the weighted sum of its own signals inside its
 database; the pool-wide table ranking adds `table_database` times its database's score.
 """
 
@@ -60,6 +63,10 @@ class FusionWeights:
     db_values: float = 0.27
     db_semantic: float = 0.44
     db_bm25_margin: float = 0.3
+    #: the size prior (see the module docstring): weight of log(tables), and the number of
+    #: tables up to which a database pays nothing
+    db_size: float = 0.06
+    size_floor: int = 8
     table_questions: float = 1.0
     table_dense: float = 1.0
     table_bm25: float = 0.5
@@ -256,6 +263,16 @@ def best_first(scores: Array, k: int) -> npt.NDArray[np.int64]:
     return candidates[np.argsort(-scores[candidates], kind="stable")][:k]
 
 
+def size_prior(db_of: npt.NDArray[np.int64], n_dbs: int, weights: FusionWeights) -> Array:
+    """`db_size` times log(tables / `size_floor`) for each database of more than `size_floor`
+    tables (`db_of`: the database of each table), 0 for the others."""
+    if not weights.db_size:
+        return np.zeros(n_dbs)
+    floor = max(weights.size_floor, 1)
+    tables = np.bincount(db_of, minlength=n_dbs)
+    return weights.db_size * np.log(np.maximum(tables, floor) / floor)
+
+
 def fuse(
     signals: Signals,
     db_of: npt.NDArray[np.int64],
@@ -274,7 +291,7 @@ def fuse(
         table_score += weights.user * user_closeness(
             signals.user_table, signals.synthetic_best, weights
         )
-    db_score = np.zeros(n_dbs)
+    db_score = -size_prior(db_of, n_dbs, weights)
     db_weights = {name: w for name, w in weights.database().items() if w}
     for name, values in database_signals(signals, scaled, db_of, n_dbs, list(db_weights)).items():
         db_score += db_weights[name] * values

@@ -15,8 +15,8 @@ m > threshold)`: "name" links everywhere and weighs little). Scores sum over uni
 
 Cost: the vocabulary (and the single words of multi-word names) is embedded when the linker is
 built (pass a `providers.CachedEmbedder` to make that a cache read on the next open). A query
-embeds its new units in one call (`start`, given an executor, runs it while the retriever embeds
-the question: measured on two cores, 10 ms for both instead of 17); a unit that equals a schema
+embeds its new units in one call (`start`, given an executor, runs it and the units' product with
+the vocabulary while the retriever embeds the question); a unit that equals a schema
 name or word has its vector already. A unit's links (the tables it matches above the threshold,
 with `m - threshold`) are computed once and remembered in a bounded memo: units recur from
 question to question, so a query mostly only sums known links. Computing them costs a (units x
@@ -30,7 +30,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Sequence
 from concurrent.futures import Executor, Future
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from itertools import pairwise
 
 import numpy as np
@@ -88,6 +88,10 @@ def _content(token: str) -> bool:
     return token not in STOPWORDS and len(token) > 1 and not token.isdigit()
 
 
+#: a unit's links: the tables it links to, and its evidence `m - threshold` for each
+_Links = tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]
+
+
 @dataclass(frozen=True)
 class PendingLinks:
     """A question's units on their way to `SemanticLinker.finish`: the units whose links are
@@ -99,15 +103,13 @@ class PendingLinks:
     vectors: npt.NDArray[np.float32]
     missing: tuple[int, ...]
     future: Future[Vectors] | None
+    #: the new units' links, computed by an executor (`start` given one)
+    links: Future[dict[str, _Links]] | None = None
 
     @property
     def to_embed(self) -> tuple[str, ...]:
         """The units whose vectors `future` brings, in its row order."""
         return tuple(self.units[self.new[row]] for row in self.missing)
-
-
-#: a unit's links: the tables it links to, and its evidence `m - threshold` for each
-_Links = tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]
 
 
 @dataclass(frozen=True)
@@ -202,17 +204,25 @@ class SemanticLinker:
                 missing.append(row)
             else:
                 vectors[row] = self._known_vectors[known]
+        texts = [found[new[row]] for row in missing]
+        if executor is not None and new and not defer:
+            # the embedding and the (units x names) product both run beside the caller's work
+            pending = PendingLinks(found, tuple(new), vectors, tuple(missing), None)
+            return replace(pending, links=executor.submit(self._links_of, pending, texts))
         future: Future[Vectors] | None = None
         if missing:
-            texts = [found[new[row]] for row in missing]
-            if defer:
-                future = Future()
-            elif executor is None:
-                future = Future()
+            future = Future()
+            if not defer:
                 future.set_result(self.embedder.embed_documents(texts))
-            else:
-                future = executor.submit(self.embedder.embed_documents, texts)
         return PendingLinks(found, tuple(new), vectors, tuple(missing), future)
+
+    def _links_of(self, pending: PendingLinks, texts: list[str]) -> dict[str, _Links]:
+        """Embeds `texts` (the missing units of `pending`), then computes the new links."""
+        if texts:
+            pending.vectors[list(pending.missing)] = np.asarray(
+                self.embedder.embed_documents(texts), dtype=np.float32
+            )
+        return self._new_links(pending)
 
     def link(self, question: str) -> SemanticLinks:
         """`finish(start(question))`, all in the calling thread."""
@@ -223,7 +233,7 @@ class SemanticLinker:
         if not found:
             return SemanticLinks(np.zeros(self._n_tables), np.zeros(self._n_dbs), ())
         links = {found[i]: self._memo[found[i]] for i in range(len(found)) if i not in pending.new}
-        links.update(self._new_links(pending))
+        links.update(self._new_links(pending) if pending.links is None else pending.links.result())
         # every link of every unit, flat: its unit's row, its table and its evidence
         counts = np.array([len(links[text][0]) for text in found])
         idf = np.log1p(self._n_tables / np.maximum(counts, 1))
