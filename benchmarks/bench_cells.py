@@ -33,7 +33,7 @@ from typing import Any
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from indexer.store import StoreLocation  # noqa: E402
+from indexer.build.location import StoreLocation  # noqa: E402
 from retriever import Retriever, load_files  # noqa: E402
 from retriever.bench import run_recall  # noqa: E402
 from schemarag.api.store import embedder_spec_of  # noqa: E402

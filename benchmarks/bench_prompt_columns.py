@@ -46,8 +46,8 @@ from generator import PromptBudgetError, PromptConfig, build_prompt  # noqa: E40
 from generator.critique import CritiqueConfig  # noqa: E402
 from generator.prompt import judge_schema, prompt_sample  # noqa: E402
 from generator.text import clip  # noqa: E402
-from indexer.pairs import SynthesisRequest  # noqa: E402
-from indexer.templates import TemplateSynthesizer  # noqa: E402
+from indexer.synthesis.pairs import SynthesisRequest  # noqa: E402
+from indexer.synthesis.templates import TemplateSynthesizer  # noqa: E402
 from retriever import load_files  # noqa: E402
 from retriever.datasets import BenchQuestion  # noqa: E402
 from schemagraph import build_graph, enumerate_traversals, load_spider, sample_database  # noqa: E402

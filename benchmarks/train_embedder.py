@@ -1,6 +1,6 @@
 """Fine-tune MiniLM for schema routing on train questions only (issue 15): low-rank adapters.
 
-Each train question is pulled towards the table document (`indexer.knowledge.table_document`,
+Each train question is pulled towards the table document (`build.table_documents.table_document`,
 the text the index embeds) of one of its gold tables, against the batch's other documents
 (with `--hard 1`, also a table of another database that BM25 ranks high); and, with
 `--synthetic`, towards one of its database's synthetic questions, against the batch's others
@@ -44,7 +44,7 @@ sys.path.insert(0, str(REPO))
 
 from bird_docs import evaluated_questions, prefixed_tables  # noqa: E402
 
-from indexer.knowledge import table_document  # noqa: E402
+from indexer.build.table_documents import table_document  # noqa: E402
 from providers.minilm_embedder import default_minilm_path  # noqa: E402
 from providers.schema_adapters import TARGETS, LoRALinear  # noqa: E402
 from retriever import load_files  # noqa: E402

@@ -22,8 +22,8 @@ from fastapi.responses import JSONResponse, PlainTextResponse
 from generator import GenerateRequest
 from generator.errors import GeneratorError, RetrievalNeededError
 from indexer import IndexerError, StoreError
+from indexer.build.status import manifest_summary
 from indexer.errors import StoreBusyError
-from indexer.store import manifest_summary
 from providers import ProviderError
 from retriever import RetrieverError, StoreNotReadyError
 from schemagraph.errors import CatalogError, SchemaGraphError

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from indexer.knowledge import table_document
+from indexer.build.table_documents import table_document
 from providers import HashingEmbedder
 from retriever import Retriever
 from retriever.baselines import BM25TableBaseline, DenseTableBaseline
