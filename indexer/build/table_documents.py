@@ -16,13 +16,13 @@ column name.
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from schemagraph import Database, DatabaseSample, Table
 from schemagraph.documentation import phrase, summary
 from schemagraph.families import column_families
 from schemagraph.model import fold
+from schemagraph.name_words import spaced_words
 from schemagraph.samples import DISTINCT_VALUES
 
 #: raised when what a table document says changes, so that the next build rewrites them all
@@ -35,14 +35,6 @@ LEXICAL_WORDS = 60
 #: rewrites, db_R@1 78.1 / 67.7 with 20, 78.5 / 68.1 with 50, 78.7 / 68.1 with 200
 #: (docs/BENCHMARKS.md, "Values per column").
 VALUES_PER_COLUMN = DISTINCT_VALUES
-
-_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
-
-
-def words(name: str) -> str:
-    """`StuID` → "stu id", `cars_data` → "cars data": a name as words, lower case."""
-    spaced = _CAMEL.sub(" ", name).replace("_", " ").replace("-", " ")
-    return " ".join(spaced.lower().split())
 
 
 def table_document(
@@ -59,16 +51,16 @@ def table_document(
     split = column_families(table)
     text = _text(
         table,
-        [_named(words(c.name), c.description) for c in split.singles]
-        + [f"{words(f[0].name)} to {words(f[-1].name)}" for f in split.families],
+        [_named(spaced_words(c.name), c.description) for c in split.singles]
+        + [f"{spaced_words(f[0].name)} to {spaced_words(f[-1].name)}" for f in split.families],
     )
     if split.families:  # BM25 reads every column's name
-        head = _text(table, [_named(words(c.name), c.description) for c in table.columns])
+        head = _text(table, [_named(spaced_words(c.name), c.description) for c in table.columns])
     else:
         head = text
     described = [(table.name, table.description)] + [(c.name, c.description) for c in table.columns]
     notes = ". ".join(
-        f"{words(name)}: {summary(note, LEXICAL_WORDS)}" for name, note in described if note
+        f"{spaced_words(name)}: {summary(note, LEXICAL_WORDS)}" for name, note in described if note
     )
     return {
         "db_id": db.id,
@@ -93,12 +85,12 @@ def table_document(
 
 def _text(table: Table, columns: list[str]) -> str:
     """The table's name, `columns` and the tables it links to, as words."""
-    text = f"{_named(words(table.name), table.description)}: {', '.join(columns)}"
+    text = f"{_named(spaced_words(table.name), table.description)}: {', '.join(columns)}"
     joins = sorted(
         {fk.ref_table for fk in table.foreign_keys if fold(fk.ref_table) != fold(table.name)}
     )
     if joins:
-        text += f". linked to {', '.join(words(j) for j in joins)}"
+        text += f". linked to {', '.join(spaced_words(j) for j in joins)}"
     return text
 
 

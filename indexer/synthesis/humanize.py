@@ -10,11 +10,9 @@ abbreviations are expanded, and nouns are inflected with a small rule set (`plur
 
 from __future__ import annotations
 
-import re
 from functools import lru_cache
 
-_SPLIT = re.compile(r"[_\s\-./]+")
-_CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+|[^\W\d_]+")
+from schemagraph.name_words import name_parts
 
 ABBREVIATIONS: dict[str, str] = {
     "id": "ID",
@@ -170,10 +168,7 @@ _VERB_STARTS = {"has", "have", "is", "are", "was", "does", "did", "can"}
 
 def split_words(name: str) -> list[str]:
     """The words of a schema name, split at separators and camelCase boundaries."""
-    words: list[str] = []
-    for part in _SPLIT.split(name.strip()):
-        words.extend(_CAMEL.findall(part) if part else [])
-    return words
+    return name_parts(name, other_letters=True)
 
 
 @lru_cache(maxsize=65536)
