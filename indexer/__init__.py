@@ -22,16 +22,12 @@ from typing import TYPE_CHECKING
 import lazy_loader
 
 if TYPE_CHECKING:
+    from indexer.build.config import BuildConfig, BuildServices, CollectionLayout
     from indexer.build.location import StoreLocation
     from indexer.build.report import BuildReport
-    from indexer.build.run import (
-        BuildConfig,
-        BuildServices,
-        CollectionLayout,
-        auto_processes,
-        build_index,
-    )
+    from indexer.build.run import build_index
     from indexer.build.status import index_status
+    from indexer.build.synthesize import auto_processes
     from indexer.build.table_documents import table_document
     from indexer.errors import BuildError, ExamplesFileError, IndexerError, StoreError
     from indexer.examples.files import ExampleFile, Rejected, UserExample, read_examples
@@ -60,13 +56,9 @@ if TYPE_CHECKING:
 __getattr__, __dir__, _ = lazy_loader.attach(
     __name__,
     submod_attrs={
-        "build.run": [
-            "BuildConfig",
-            "BuildServices",
-            "CollectionLayout",
-            "auto_processes",
-            "build_index",
-        ],
+        "build.config": ["BuildConfig", "BuildServices", "CollectionLayout"],
+        "build.run": ["build_index"],
+        "build.synthesize": ["auto_processes"],
         "synthesis.chains": ["make_chain_runner", "make_feedback", "make_synthesizer"],
         "errors": ["BuildError", "ExamplesFileError", "IndexerError", "StoreError"],
         "examples.files": ["ExampleFile", "Rejected", "UserExample", "read_examples"],

@@ -59,11 +59,12 @@ class BuildReport:
 
     @staticmethod
     def up_to_date_of(
-        manifest: dict[str, Any], catalog: Catalog, traversals: int, seconds: float
+        build_id: str, previous: dict[str, Any], catalog: Catalog, traversals: int, seconds: float
     ) -> BuildReport:
-        previous = manifest.get("report", {})
+        """The report of a build with nothing to do: the served `build_id`, whose report was
+        `previous`."""
         return BuildReport(
-            build_id=manifest["build_id"],
+            build_id=build_id,
             databases=len(catalog),
             tables=catalog.table_count,
             traversals=traversals,

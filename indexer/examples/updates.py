@@ -23,23 +23,19 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import shutil
 import time
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from indexer.build.config import BuildConfig
 from indexer.build.journal import Journal
-from indexer.build.location import QUESTIONS, TABLES, StoreLocation, build_lock, open_client
-from indexer.build.run import (
-    BuildConfig,
-    CollectionLayout,
-    _resume_or_start,
-    _write_json,
-    journal_examples,
-    load_knowledge_base,
-)
+from indexer.build.load import load_knowledge_base
+from indexer.build.location import QUESTIONS, TABLES, StoreLocation, build_lock
+from indexer.build.manifest import Manifest, read_manifest
+from indexer.build.publish import JOURNAL, discard, open_journal, publish, start_or_resume
+from indexer.build.synthesize import journal_examples
 from indexer.errors import IndexerError, StoreError
 from indexer.examples.files import Rejected, UserExample
 from indexer.examples.records import ExamplePlan, example_key
@@ -49,7 +45,7 @@ from providers import Embedder
 from schemagraph import Catalog, table_fingerprint
 from schemagraph.model import fold
 
-log = logging.getLogger(__name__)
+log = logging.getLogger("indexer.user_examples")  # the name log configurations know
 
 
 @dataclass(frozen=True)
@@ -173,7 +169,7 @@ def add_examples(
     with build_lock(location):
         current, manifest = _served(location)
         _refuse_pending_build(location)
-        built_with = str(manifest.get("embedder", ""))
+        built_with = manifest.embedder
         if built_with and built_with != embedder.name:
             raise StoreError(
                 f"{_where(location)}: the index was built with embedder {built_with!r}, not "
@@ -183,7 +179,7 @@ def add_examples(
         accepted, refused = validate_examples(
             catalog,
             examples,
-            served=list(manifest.get("databases") or {}),
+            served=list(manifest.databases),
             execute_sql=execute_sql,
             timeout_s=timeout_s,
         )
@@ -232,7 +228,7 @@ def remove_examples(
         current = location.current()
         build_id, in_build = current, 0
         if current is not None:
-            manifest = location.manifest(current)
+            manifest = read_manifest(location, current)
             build_id, in_build, _ = _publish(location, current, manifest, None, (), targets)
     return ExamplesReport(
         build_id=build_id,
@@ -251,7 +247,7 @@ def _refuse_pending_build(location: StoreLocation) -> None:
     another build here would discard it. (An interrupted examples-only build is cheap to redo
     and is discarded.)"""
     pending = location.pending()
-    path = location.build_dir(pending) / "journal.sqlite" if pending else None
+    path = location.build_dir(pending) / JOURNAL if pending else None
     if path is None or not path.exists():
         return
     journal = Journal(path)
@@ -270,7 +266,7 @@ def _where(location: StoreLocation) -> str:
     return location.where
 
 
-def _served(location: StoreLocation) -> tuple[str, dict[str, Any]]:
+def _served(location: StoreLocation) -> tuple[str, Manifest]:
     current = location.current()
     if current is None:
         where = _where(location)
@@ -278,21 +274,21 @@ def _served(location: StoreLocation) -> tuple[str, dict[str, Any]]:
             f"{where}: no build to add examples to; run `schemarag index build SOURCE... "
             f"--store {where}` first"
         )
-    return current, location.manifest(current)
+    return current, read_manifest(location, current)
 
 
 def _publish(
     location: StoreLocation,
     current: str,
-    manifest: dict[str, Any],
+    manifest: Manifest,
     embedder: Embedder | None,
     add: Sequence[StoredExample],
     remove_ids: Collection[str],
 ) -> tuple[str, int, list[str]]:
     """Publish the served build plus `add` minus `remove_ids` (nothing when that changes
     nothing): (the served build id, user examples in it, ids of the examples added)."""
-    held: dict[str, str] = dict(manifest.get("examples") or {})
-    embedder_name = str(manifest.get("embedder", ""))
+    held = dict(manifest.examples)
+    embedder_name = manifest.embedder
     todo: dict[str, StoredExample] = {}
     gone: list[str] = []
     for example in add:
@@ -309,9 +305,9 @@ def _publish(
     order = sorted(todo)
     plan = hashlib.sha256(json.dumps([current, order, sorted(gone)]).encode()).hexdigest()[:8]
     _refuse_pending_build(location)
-    build_id = _resume_or_start(location, plan)
-    journal = Journal(location.build_dir(build_id) / "journal.sqlite")
-    config = BuildConfig(layout=CollectionLayout(**(manifest.get("layout") or {})))
+    build_id = start_or_resume(location, plan)
+    journal = open_journal(location, build_id)
+    config = BuildConfig(layout=manifest.layout)
     try:
         journal.set_meta("plan", plan)
         journal.set_meta("kind", EXAMPLES_ONLY)
@@ -327,13 +323,12 @@ def _publish(
             gone,
             journal,
             config,
-            dim=int(manifest.get("dim", 0)),
+            dim=manifest.dim,
             tables_of=None,
         )
     except Exception:
         journal.close()
-        shutil.rmtree(location.build_dir(build_id), ignore_errors=True)
-        location.set_pending(None)
+        discard(location, build_id)
         raise
     finally:
         journal.close()
@@ -341,28 +336,16 @@ def _publish(
         for example_id in [i for i, k in held.items() if k == key]:
             del held[example_id]
     held.update({e.id: k for k, e in todo.items()})
-    report = dict(manifest.get("report") or {})
+    report = dict(manifest.report)
     report.update(build_id=build_id, questions=questions, user_examples=len(held))
-    _write_json(
-        location.build_dir(build_id) / "manifest.json",
-        {
-            **manifest,
-            "build_id": build_id,
-            "created_at": datetime.now(UTC).isoformat(timespec="seconds"),
-            "base": current,
-            "collections": {k: location.collection_name(k, build_id) for k in (QUESTIONS, TABLES)},
-            "examples": held,
-            "report": report,
-        },
+    built = manifest.but(
+        build_id=build_id,
+        created_at=datetime.now(UTC).isoformat(timespec="seconds"),
+        base=current,
+        collections={k: location.collection_name(k, build_id) for k in (QUESTIONS, TABLES)},
+        examples=held,
+        report=report,
     )
-    if location.embedded:
-        location.publish(build_id, None)
-        location.set_pending(None)
-        location.prune(config.keep_builds)
-    else:
-        with open_client(location, build_id) as client:
-            location.publish(build_id, client)
-            location.set_pending(None)
-            location.prune(config.keep_builds, client)
+    publish(location, built, config.keep_builds)
     log.info("build %s: %d user examples added, %d records removed", build_id, len(todo), len(gone))
     return build_id, len(held), [e.id for e in todo.values()]

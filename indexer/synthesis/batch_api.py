@@ -18,7 +18,7 @@ from typing import Any, Protocol
 
 from providers import BatchFailure, Completion, LLMRequest, Message, ProviderCallError
 
-log = logging.getLogger(__name__)
+log = logging.getLogger("indexer.batching")  # the name log configurations know
 
 
 class BatchRunner(Protocol):

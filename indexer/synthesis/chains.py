@@ -32,7 +32,7 @@ from indexer.validate import Validation, validate_sql
 from providers import LLM, ConfigurationError, Message, StructuredOutputError, complete_json
 from schemagraph import Database, DatabaseSample, Traversal, create_table_text
 
-log = logging.getLogger(__name__)
+log = logging.getLogger("indexer.chains")  # the name log configurations know
 
 
 def make_synthesizer(spec: str, llm: LLM | None) -> Synthesizer:

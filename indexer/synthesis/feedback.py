@@ -26,7 +26,7 @@ from providers.llm import LLM, Message
 from schemagraph.seeds import derive_seed
 from schemagraph.serialize import compact_text
 
-log = logging.getLogger(__name__)
+log = logging.getLogger("indexer.feedback")  # the name log configurations know
 
 OPERATORS: tuple[str, ...] = (
     *sorted(TEMPLATE_OPERATORS),

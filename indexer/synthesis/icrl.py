@@ -31,7 +31,7 @@ from indexer.synthesis.pairs import (
 from indexer.synthesis.reward import Reward, reward
 from schemagraph.seeds import derive_seed
 
-log = logging.getLogger(__name__)
+log = logging.getLogger("indexer.icrl")  # the name log configurations know
 
 Accept = Callable[[QAPair], bool]
 Scorer = Callable[[str], Reward]

@@ -26,7 +26,7 @@ from providers.structured import complete_json
 from schemagraph.model import Database
 from schemagraph.serialize import create_table_text
 
-log = logging.getLogger(__name__)
+log = logging.getLogger("indexer.llm_synthesizer")  # the name log configurations know
 
 SYSTEM_PROMPT = """\
 You write training data for a text-to-SQL system: realistic questions that people would ask \

@@ -39,7 +39,7 @@ import sqlglot
 from sqlglot import exp
 from sqlglot.dialects.dialect import Dialect
 
-log = logging.getLogger(__name__)
+log = logging.getLogger("indexer.reward")  # the name log configurations know
 
 
 @dataclass(frozen=True)

@@ -53,7 +53,7 @@ from schemagraph.model import Database, fold
 from schemagraph.seeds import derive_seed
 from schemagraph.traversals import Traversal
 
-log = logging.getLogger(__name__)
+log = logging.getLogger("indexer.templates")  # the name log configurations know
 
 T = TypeVar("T")
 

@@ -32,7 +32,7 @@ from indexer import (
     make_synthesizer,
     validate_sql,
 )
-from indexer.build import run as build_module
+from indexer.build import plan as build_plan
 from indexer.build.metered import CallCounter, CountingEmbedder, CountingLLM
 from indexer.build.snapshot import QUESTION_FIELDS
 from indexer.build.table_documents import DOCUMENT_VERSION
@@ -161,7 +161,7 @@ def test_pairs_of_an_older_version_are_synthesized_again(
 ) -> None:
     location = StoreLocation.parse(tmp_path / "kb")
     first = build_index(catalog, location, template_services(), CONFIG)
-    monkeypatch.setattr(build_module, "PAIRS_VERSION", build_module.PAIRS_VERSION + 1)
+    monkeypatch.setattr(build_plan, "PAIRS_VERSION", build_plan.PAIRS_VERSION + 1)
 
     report = build_index(catalog, location, template_services(), CONFIG)
 
@@ -329,7 +329,7 @@ def test_killed_build_resumes(sample_copy: Path, tmp_path: Path) -> None:
     script = f"""
 import time, sys
 from indexer import *
-from indexer.build.run import BuildServices
+from indexer.build.config import BuildServices
 from providers import HashingEmbedder
 from schemagraph import load_catalog, TraversalConfig
 inner = make_chain_runner(make_synthesizer("template", None), make_feedback("rule", None),
@@ -541,16 +541,18 @@ def test_an_incremental_snapshot_is_derived_and_equals_the_collections(
     databases are sampled again for their table documents."""
     import shutil
 
-    import indexer.build.run
+    import indexer.build.load
+    import indexer.build.synthesize
 
     sampled: set[str] = set()
-    sample = indexer.build.run.sample_database
+    sample = indexer.build.load.sample_database
 
     def spy(db: Database, **options: Any) -> DatabaseSample | None:
         sampled.add(db.id)
         return sample(db, **options)
 
-    monkeypatch.setattr(indexer.build.run, "sample_database", spy)
+    for step in (indexer.build.load, indexer.build.synthesize):
+        monkeypatch.setattr(step, "sample_database", spy)
     source = f"sqlite:{sample_copy / 'database'}"
     location = StoreLocation.parse(tmp_path / "kb")
     build_index(load_catalog([source]), location, template_services(), CONFIG)

@@ -29,7 +29,7 @@ HELD = r"""
 import functools, os, sys, time
 from pathlib import Path
 
-import indexer.build.run as build
+import indexer.build.synthesize as build
 import indexer.build.location as store
 import providers.hashing_embedder as hashing
 import schemarag.cli.index as cli_index
