@@ -102,32 +102,7 @@ def load_knowledge_base(
         else:
             for name in ("db_id", "traversal_key"):
                 client.create_payload_index(questions, name, models.PayloadSchemaType.KEYWORD)
-        removed = 0
-        for start in range(0, len(gone), 512):
-            selector = models.Filter(
-                must=[
-                    models.FieldCondition(
-                        key="traversal_key",
-                        match=models.MatchAny(any=list(gone[start : start + 512])),
-                    )
-                ]
-            )
-            removed += client.count(questions, count_filter=selector, exact=True).count
-            client.delete(questions, points_selector=models.FilterSelector(filter=selector))
-        total = journal.record_count()
-        loaded = 0
-        for batch in journal.records(UPSERT_BATCH):
-            client.upsert(
-                questions,
-                points=models.Batch(
-                    ids=[r.point_id for r in batch],
-                    vectors=[r.vector.tolist() for r in batch],
-                    payloads=[{**r.payload, "build_id": build_id} for r in batch],
-                ),
-            )
-            loaded += len(batch)
-            if progress:
-                progress("load", loaded, total)
+        removed = _replace_questions(client, questions, gone, journal, build_id, progress)
         timings["load_questions"] = time.perf_counter() - started
         started = time.perf_counter()
         table_rows = _load_tables(
@@ -139,6 +114,47 @@ def load_knowledge_base(
             client, location, build_id, base, gone, journal, count, table_rows[1], dim, timings
         )
         return count, removed
+
+
+def _replace_questions(
+    client: Any,
+    questions: str,
+    gone: Sequence[str],
+    journal: Journal,
+    build_id: str,
+    progress: Callable[[str, int, int], None] | None,
+) -> int:
+    """Delete the points of the `gone` record keys from the collection `questions` and upsert
+    the journal's records; returns how many points were deleted."""
+    from qdrant_client import models
+
+    removed = 0
+    for start in range(0, len(gone), 512):
+        selector = models.Filter(
+            must=[
+                models.FieldCondition(
+                    key="traversal_key",
+                    match=models.MatchAny(any=list(gone[start : start + 512])),
+                )
+            ]
+        )
+        removed += client.count(questions, count_filter=selector, exact=True).count
+        client.delete(questions, points_selector=models.FilterSelector(filter=selector))
+    total = journal.record_count()
+    loaded = 0
+    for batch in journal.records(UPSERT_BATCH):
+        client.upsert(
+            questions,
+            points=models.Batch(
+                ids=[r.point_id for r in batch],
+                vectors=[r.vector.tolist() for r in batch],
+                payloads=[{**r.payload, "build_id": build_id} for r in batch],
+            ),
+        )
+        loaded += len(batch)
+        if progress:
+            progress("load", loaded, total)
+    return removed
 
 
 def _load_tables(

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import logging
 import time
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
@@ -68,6 +69,37 @@ def _build(
     # a family of sharded tables is indexed once, as its newest member (schemagraph.families)
     families = [family.as_dict() for db in catalog for family in find_families(db)]
     catalog = collapse_families(catalog)
+    served, plan = _plan(catalog, location, services, config)
+    timings["plan"] = time.perf_counter() - started
+    for dropped in plan.dropped_examples:
+        log.warning("user example %s (%s) left out: %s", dropped.id, dropped.where, dropped.reason)
+    if plan.up_to_date and served is not None:
+        log.info("catalog unchanged since build %s: nothing to do", plan.base)
+        seconds = time.perf_counter() - started
+        report = BuildReport.up_to_date_of(
+            served.build_id, served.report, catalog, len(plan.traversals), seconds
+        )
+        report.user_examples = len(plan.examples.keyed)
+        report.user_examples_stale = len(plan.examples.dropped)
+        _add_usage(report, services)
+        return report
+
+    build_id = start_or_resume(location, plan.plan_id)
+    done = _synthesize_and_load(catalog, location, plan, build_id, services, config, timings)
+    report = _report(catalog, plan, build_id, done, services, timings, started)
+    manifest = _manifest(
+        catalog, location, plan, build_id, done.finished, families, services, config
+    )
+    pruned = publish(location, manifest.but(report=report.as_dict()), config.keep_builds)
+    if pruned:
+        log.info("pruned old builds: %s", ", ".join(pruned))
+    return report
+
+
+def _plan(
+    catalog: Catalog, location: StoreLocation, services: BuildServices, config: BuildConfig
+) -> tuple[Manifest | None, BuildPlan]:
+    """The served build's manifest (None: none yet) and the plan against it."""
     traversals = enumerate_traversals(build_graph(catalog), config.traversal)
     signature = synthesis_signature(
         services.synthesizer_name,
@@ -90,21 +122,30 @@ def _build(
         seed=config.seed,
         full=config.full,
     )
-    timings["plan"] = time.perf_counter() - started
-    for dropped in plan.dropped_examples:
-        log.warning("user example %s (%s) left out: %s", dropped.id, dropped.where, dropped.reason)
+    return served, plan
 
-    if plan.up_to_date and served is not None:
-        log.info("catalog unchanged since build %s: nothing to do", plan.base)
-        report = BuildReport.up_to_date_of(
-            served.build_id, served.report, catalog, len(traversals), time.perf_counter() - started
-        )
-        report.user_examples = len(plan.examples.keyed)
-        report.user_examples_stale = len(plan.examples.dropped)
-        _add_usage(report, services)
-        return report
 
-    build_id = start_or_resume(location, plan.plan_id)
+@dataclass(frozen=True)
+class _Done:
+    """What the synthesis and load steps did: traversals failed, question records in the
+    build and removed from the base, the journal's stats and finished keys."""
+
+    failed: int
+    questions: int
+    removed: int
+    stats: list[dict[str, Any]]
+    finished: set[str]
+
+
+def _synthesize_and_load(
+    catalog: Catalog,
+    location: StoreLocation,
+    plan: BuildPlan,
+    build_id: str,
+    services: BuildServices,
+    config: BuildConfig,
+    timings: dict[str, float],
+) -> _Done:
     journal = open_journal(location, build_id)
     try:
         journal.set_meta("plan", plan.plan_id)
@@ -123,8 +164,7 @@ def _build(
             progress=services.progress,
             timings=timings,
         )
-        stats = list(journal.stats())
-        finished = journal.done_keys()
+        return _Done(failed, questions, removed, list(journal.stats()), journal.done_keys())
     except Exception:
         # A build that stopped on an error before finishing any traversal has nothing to
         # resume: leave no PENDING behind. (An interrupted or killed build keeps its journal.)
@@ -135,29 +175,35 @@ def _build(
     finally:
         journal.close()
 
+
+def _report(
+    catalog: Catalog,
+    plan: BuildPlan,
+    build_id: str,
+    done: _Done,
+    services: BuildServices,
+    timings: dict[str, float],
+    started: float,
+) -> BuildReport:
     report = BuildReport.from_stats(
         build_id=build_id,
         catalog=catalog,
-        traversals=len(traversals),
+        traversals=len(plan.traversals),
         synthesized_traversals=len(plan.synthesize),
         removed_traversals=len(plan.remove),
         reused_traversals=plan.reused,
-        removed_records=removed,
-        questions=questions,
-        stats=stats,
+        removed_records=done.removed,
+        questions=done.questions,
+        stats=done.stats,
         timings=timings,
         seconds=time.perf_counter() - started,
     )
-    report.failed_traversals = failed
-    report.user_examples = len(plan.published_examples(finished))
+    report.failed_traversals = done.failed
+    report.user_examples = len(plan.published_examples(done.finished))
     report.user_examples_added = len(plan.embed_examples)
     report.user_examples_dropped = [d.as_dict() for d in plan.dropped_examples]
     report.user_examples_stale = len(plan.examples.dropped)
     _add_usage(report, services)
-    manifest = _manifest(catalog, location, plan, build_id, finished, families, services, config)
-    pruned = publish(location, manifest.but(report=report.as_dict()), config.keep_builds)
-    if pruned:
-        log.info("pruned old builds: %s", ", ".join(pruned))
     return report
 
 

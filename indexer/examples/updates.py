@@ -277,6 +277,25 @@ def _served(location: StoreLocation) -> tuple[str, Manifest]:
     return current, read_manifest(location, current)
 
 
+def _changes(
+    manifest: Manifest, add: Sequence[StoredExample], remove_ids: Collection[str]
+) -> tuple[dict[str, StoredExample], list[str]]:
+    """What publishing `add` and removing `remove_ids` changes in the build of `manifest`: the
+    records to add (by record key) and the record keys to remove (replaced or removed)."""
+    held = manifest.examples
+    todo: dict[str, StoredExample] = {}
+    gone: list[str] = []
+    for example in add:
+        key = example_key(example, manifest.embedder)
+        if held.get(example.id) == key:
+            continue
+        if example.id in held:
+            gone.append(held[example.id])
+        todo[key] = example
+    gone += [held[i] for i in remove_ids if i in held]
+    return todo, gone
+
+
 def _publish(
     location: StoreLocation,
     current: str,
@@ -287,20 +306,9 @@ def _publish(
 ) -> tuple[str, int, list[str]]:
     """Publish the served build plus `add` minus `remove_ids` (nothing when that changes
     nothing): (the served build id, user examples in it, ids of the examples added)."""
-    held = dict(manifest.examples)
-    embedder_name = manifest.embedder
-    todo: dict[str, StoredExample] = {}
-    gone: list[str] = []
-    for example in add:
-        key = example_key(example, embedder_name)
-        if held.get(example.id) == key:
-            continue
-        if example.id in held:
-            gone.append(held[example.id])
-        todo[key] = example
-    gone += [held[i] for i in remove_ids if i in held]
+    todo, gone = _changes(manifest, add, remove_ids)
     if not todo and not gone:
-        return current, len(held), []
+        return current, len(manifest.examples), []
     assert embedder is not None or not todo
     order = sorted(todo)
     plan = hashlib.sha256(json.dumps([current, order, sorted(gone)]).encode()).hexdigest()[:8]
@@ -317,14 +325,7 @@ def _publish(
             keys = [k for k in order if k not in done]
             journal_examples(ExamplePlan(todo, ()), keys, journal, embedder)
         questions, _ = load_knowledge_base(
-            location,
-            build_id,
-            current,
-            gone,
-            journal,
-            config,
-            dim=manifest.dim,
-            tables_of=None,
+            location, build_id, current, gone, journal, config, dim=manifest.dim, tables_of=None
         )
     except Exception:
         journal.close()
@@ -332,12 +333,11 @@ def _publish(
         raise
     finally:
         journal.close()
-    for key in gone:
-        for example_id in [i for i, k in held.items() if k == key]:
-            del held[example_id]
+    removed = set(gone)
+    held = {i: k for i, k in manifest.examples.items() if k not in removed}
     held.update({e.id: k for k, e in todo.items()})
-    report = dict(manifest.report)
-    report.update(build_id=build_id, questions=questions, user_examples=len(held))
+    report = {**manifest.report, "build_id": build_id, "questions": questions}
+    report["user_examples"] = len(held)
     built = manifest.but(
         build_id=build_id,
         created_at=datetime.now(UTC).isoformat(timespec="seconds"),
