@@ -44,8 +44,8 @@ from generator import PromptBudgetError, PromptConfig, build_prompt
 from generator.critique import CritiqueConfig
 from generator.prompt import judge_schema, prompt_sample
 from generator.text import clip
-from indexer.pairs import SynthesisRequest
-from indexer.templates import TemplateSynthesizer
+from indexer.synthesis.pairs import SynthesisRequest
+from indexer.synthesis.templates import TemplateSynthesizer
 from schemagraph import build_graph, enumerate_traversals, load_spider, sample_database
 from schemagraph.model import Catalog, Database, fold
 from schemagraph.serialize import create_table_text, ident

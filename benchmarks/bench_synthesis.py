@@ -15,10 +15,10 @@ import statistics
 import time
 from collections import Counter
 
-from indexer.feedback import RuleFeedback
-from indexer.icrl import run_icrl
-from indexer.pairs import SynthesisRequest
-from indexer.templates import TemplateSynthesizer
+from indexer.synthesis.feedback import RuleFeedback
+from indexer.synthesis.icrl import run_icrl
+from indexer.synthesis.pairs import SynthesisRequest
+from indexer.synthesis.templates import TemplateSynthesizer
 from indexer.validate import validate_sql
 from schemagraph import (
     Database,

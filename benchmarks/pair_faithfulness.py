@@ -1,6 +1,6 @@
 """Do a knowledge base's synthetic questions say what their SQL does? The share of pairs whose
 question leaves out a filter, aggregate, grouping, ordering or limit of its query
-(`indexer.faithful`), by template and by the part left out.
+(`indexer.synthesis.faithful`), by template and by the part left out.
 
     python benchmarks/pair_faithfulness.py STORE spider:../shared/data/spider [SOURCE...]
     python benchmarks/pair_faithfulness.py STORE SOURCES --show 20 --sample 50 --seed 0
@@ -22,7 +22,7 @@ from pathlib import Path
 
 from sqlglot import exp, parse_one
 
-from indexer.faithful import says_what_sql_does
+from indexer.synthesis.faithful import says_what_sql_does
 from schemagraph import load_catalog
 
 TEMPLATES = ("list", "count", "aggregate", "group", "superlative", "top")

@@ -1,6 +1,6 @@
 """Fine-tune MiniLM for schema routing on train questions only: low-rank adapters.
 
-Each train question is pulled towards the table document (`indexer.knowledge.table_document`,
+Each train question is pulled towards the table document (`build.table_documents.table_document`,
 the text the index embeds) of one of its gold tables, against the batch's other documents
 (with `--hard 1`, also a table of another database that BM25 ranks high); and, with
 `--synthetic`, towards one of its database's synthetic questions, against the batch's others
@@ -41,7 +41,7 @@ import torch
 
 from evaluation.bird import evaluated_questions, prefixed_tables
 from evaluation.datasets import load_files
-from indexer.knowledge import table_document
+from indexer.build.table_documents import table_document
 from providers.minilm_embedder import default_minilm_path
 from providers.schema_adapters import TARGETS, LoRALinear
 from retriever.lexical import TableBM25

@@ -32,7 +32,6 @@ would spend before the judge's schema reached the next table.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -44,6 +43,7 @@ from retriever.text import STOPWORDS
 from schemagraph import Database, DatabaseSample, TableSample, create_table_text, sample_database
 from schemagraph.families import collapse_families, column_families, find_families
 from schemagraph.model import Catalog, fold
+from schemagraph.name_words import plain_words
 from schemagraph.sql import SqlParseError, columns_in_sql
 
 OPTIMIZATION_RULE = "Minimize SQL execution time while ensuring correctness."
@@ -408,13 +408,10 @@ def _table_names(db: Database, tables: Sequence[str] | None) -> list[str]:
     return names
 
 
-_SPLIT = re.compile(r"[^A-Za-z0-9]+|(?<=[a-z])(?=[A-Z])")
-
-
 def name_words(text: str) -> set[str]:
     """Lower-case words of a name or a question, with a trailing plural `s` removed."""
     words = set()
-    for word in _SPLIT.split(text):
+    for word in plain_words(text):
         word = word.lower()
         if len(word) > 2:
             words.add(word[:-1] if word.endswith("s") and len(word) > 3 else word)

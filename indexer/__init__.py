@@ -1,5 +1,10 @@
 """The knowledge base: synthetic (question, SQL) records for every traversal, in Qdrant.
 
+Three rooms: `synthesis` (the template and LLM synthesizers, ICRL, reward, feedback: pairs for
+one traversal), `examples` (users' own pairs: files, records, the store that keeps them) and
+`build` (plan, journal, loading, snapshot, manifest, publishing, the store's layout and lock);
+`validate` (SQL checked against a database) serves the first two.
+
 location = StoreLocation.parse(".schemarag/store")
 runner = make_chain_runner(make_synthesizer("template", None), make_feedback("rule", None),
                            chains=3, iterations=2)
@@ -17,65 +22,70 @@ from typing import TYPE_CHECKING
 import lazy_loader
 
 if TYPE_CHECKING:
-    from indexer.build import (
-        BuildConfig,
-        BuildServices,
-        CollectionLayout,
-        auto_processes,
-        build_index,
-    )
-    from indexer.chains import make_chain_runner, make_feedback, make_synthesizer
+    from indexer.build.config import BuildConfig, BuildServices, CollectionLayout
+    from indexer.build.location import StoreLocation
+    from indexer.build.report import BuildReport
+    from indexer.build.run import build_index
+    from indexer.build.status import index_status
+    from indexer.build.synthesize import auto_processes
+    from indexer.build.table_documents import table_document
     from indexer.errors import BuildError, ExamplesFileError, IndexerError, StoreError
-    from indexer.example_files import ExampleFile, Rejected, UserExample, read_examples
-    from indexer.example_store import ExampleStore, StoredExample
-    from indexer.feedback import LLMFeedback, RuleFeedback
-    from indexer.icrl import ChainResult, run_icrl
-    from indexer.knowledge import table_document
-    from indexer.llm_synthesizer import LLMSynthesizer
-    from indexer.pairs import (
+    from indexer.examples.files import ExampleFile, Rejected, UserExample, read_examples
+    from indexer.examples.stored import ExampleStore, StoredExample
+    from indexer.examples.updates import (
+        ExamplesReport,
+        add_examples,
+        remove_examples,
+        validate_examples,
+    )
+    from indexer.synthesis.chains import make_chain_runner, make_feedback, make_synthesizer
+    from indexer.synthesis.feedback import LLMFeedback, RuleFeedback
+    from indexer.synthesis.icrl import ChainResult, run_icrl
+    from indexer.synthesis.llm_synthesizer import LLMSynthesizer
+    from indexer.synthesis.pairs import (
         Feedback,
         FeedbackProducer,
         QAPair,
         SynthesisRequest,
         Synthesizer,
     )
-    from indexer.report import BuildReport
-    from indexer.reward import Reward
-    from indexer.store import StoreLocation, index_status
-    from indexer.templates import TemplateSynthesizer
-    from indexer.user_examples import (
-        ExamplesReport,
-        add_examples,
-        remove_examples,
-        validate_examples,
-    )
+    from indexer.synthesis.reward import Reward
+    from indexer.synthesis.templates import TemplateSynthesizer
     from indexer.validate import Validation, validate_sql
 
 __getattr__, __dir__, _ = lazy_loader.attach(
     __name__,
     submod_attrs={
-        "build": [
-            "BuildConfig",
-            "BuildServices",
-            "CollectionLayout",
-            "auto_processes",
-            "build_index",
-        ],
-        "chains": ["make_chain_runner", "make_feedback", "make_synthesizer"],
+        "build.config": ["BuildConfig", "BuildServices", "CollectionLayout"],
+        "build.run": ["build_index"],
+        "build.synthesize": ["auto_processes"],
+        "synthesis.chains": ["make_chain_runner", "make_feedback", "make_synthesizer"],
         "errors": ["BuildError", "ExamplesFileError", "IndexerError", "StoreError"],
-        "example_files": ["ExampleFile", "Rejected", "UserExample", "read_examples"],
-        "example_store": ["ExampleStore", "StoredExample"],
-        "knowledge": ["table_document"],
-        "report": ["BuildReport"],
-        "store": ["StoreLocation", "index_status"],
-        "user_examples": ["ExamplesReport", "add_examples", "remove_examples", "validate_examples"],
+        "examples.files": ["ExampleFile", "Rejected", "UserExample", "read_examples"],
+        "examples.stored": ["ExampleStore", "StoredExample"],
+        "build.table_documents": ["table_document"],
+        "build.report": ["BuildReport"],
+        "build.location": ["StoreLocation"],
+        "build.status": ["index_status"],
+        "examples.updates": [
+            "ExamplesReport",
+            "add_examples",
+            "remove_examples",
+            "validate_examples",
+        ],
         "validate": ["Validation", "validate_sql"],
-        "feedback": ["LLMFeedback", "RuleFeedback"],
-        "icrl": ["ChainResult", "run_icrl"],
-        "llm_synthesizer": ["LLMSynthesizer"],
-        "pairs": ["Feedback", "FeedbackProducer", "QAPair", "SynthesisRequest", "Synthesizer"],
-        "reward": ["Reward"],
-        "templates": ["TemplateSynthesizer"],
+        "synthesis.feedback": ["LLMFeedback", "RuleFeedback"],
+        "synthesis.icrl": ["ChainResult", "run_icrl"],
+        "synthesis.llm_synthesizer": ["LLMSynthesizer"],
+        "synthesis.pairs": [
+            "Feedback",
+            "FeedbackProducer",
+            "QAPair",
+            "SynthesisRequest",
+            "Synthesizer",
+        ],
+        "synthesis.reward": ["Reward"],
+        "synthesis.templates": ["TemplateSynthesizer"],
     },
 )
 

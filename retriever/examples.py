@@ -21,7 +21,7 @@ import heapq
 from collections.abc import Collection, Sequence
 from difflib import SequenceMatcher
 
-from indexer.example_records import USER
+from indexer.examples.records import USER
 from retriever.knowledge import QuestionHit
 from retriever.result import Example
 from retriever.text import skeleton

@@ -17,7 +17,7 @@ import numpy as np
 import numpy.typing as npt
 from rank_bm25 import BM25Okapi
 
-from indexer.humanize import humanize
+from indexer.synthesis.humanize import humanize
 from retriever.tables import TableEntry
 from retriever.text import STOPWORDS, joined_terms, normalize_value, terms, words
 from schemagraph.documentation import quoted_values

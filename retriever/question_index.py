@@ -15,7 +15,7 @@ it returns, and what that costs the database ranking, is measured in docs/BENCHM
 (latency, and the decision log).
 
 Memory: 4 bytes x dimension per question (1.5 KB with MiniLM; 1.5 GB for a million), plus the
-payload strings; read from a build's snapshot (`indexer.snapshot`) the matrix is mapped from
+payload strings; read from a build's snapshot (`indexer.build.snapshot`) the matrix is mapped from
 disk, so server workers share it (with cells, each process holds its own copy, in cell order).
 Past a few million questions, serve from a Qdrant server.
 """
@@ -28,7 +28,7 @@ from typing import Any, NamedTuple
 import numpy as np
 import numpy.typing as npt
 
-from indexer.example_records import SYNTHETIC, USER
+from indexer.examples.records import SYNTHETIC, USER
 
 #: an unfiltered search probes cells (`Cells`) when there are at least this many questions
 CELLS_FROM = 50_000
@@ -39,7 +39,7 @@ PROBE = 64
 class QuestionHit(NamedTuple):
     """One knowledge-base record near the question (a named tuple: fifty are made per query,
     several times faster than frozen dataclass instances). `origin`: `synthetic`, or `user` for
-    an example a person wrote (`indexer.example_records`)."""
+    an example a person wrote (`indexer.examples.records`)."""
 
     score: float
     db_id: str

@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from indexer.example_records import USER
+from indexer.examples.records import USER
 from providers import LLM, Embedder, StructuredOutputError
 from retriever.completion import fk_adjacency, join_paths
 from retriever.config import DEFAULT_CONFIG, RetrieverConfig

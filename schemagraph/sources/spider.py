@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import json
-import re
 import sqlite3
 from contextlib import closing
 from pathlib import Path
@@ -12,12 +11,11 @@ from typing import Any
 
 from schemagraph.errors import SourceError
 from schemagraph.model import Catalog, Column, Database, ForeignKey, Table, validate_database
+from schemagraph.name_words import name_parts
 from schemagraph.readonly import connect_readonly
 from schemagraph.sources.docs import describe_from_csvs
 
 _REQUIRED = ("db_id", "table_names_original", "column_names_original")
-#: a word of a name: camelCase and acronyms split (`HomeTeam`, `FTHG`), digits apart
-_WORD = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
 
 
 def load_spider(path: str | Path) -> Catalog:
@@ -130,7 +128,7 @@ def _labels(readable: Any, names: list[str]) -> list[str]:
 
 def _words(name: str) -> list[str]:
     """Lower-case words of a name: `HomeTeam`, `home_team` and "home team" are alike."""
-    return [w.lower() for w in _WORD.findall(name)]
+    return [w.lower() for w in name_parts(name)]
 
 
 def _unreadable(sqlite: Path) -> str | None:

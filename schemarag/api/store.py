@@ -20,7 +20,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from indexer import StoreLocation
-from indexer.store import QUESTIONS
+from indexer.build.location import QUESTIONS
 from providers import CachedEmbedder, Embedder, ProviderCache, spec_of_embedder
 from providers.embedding import Vectors
 from retriever import (

@@ -8,7 +8,7 @@
 `add-examples` reads the file first (one it cannot read stops the command: one line, exit
 status 2), then validates every row against the catalog of the sources (the ones the index was
 built from), prints each rejected row as `FILE:LINE: reason`, and publishes a build holding the
-accepted ones (see `indexer.user_examples`). Exit status 0, or 1 when the file gave no usable
+accepted ones (see `indexer.examples.updates`). Exit status 0, or 1 when the file gave no usable
 example (every row rejected).
 """
 

@@ -20,8 +20,8 @@ from indexer import (
     make_feedback,
     make_synthesizer,
 )
-from indexer.batching import make_batching
-from indexer.metered import CallCounter, CountingEmbedder, CountingLLM, MeteredLLM
+from indexer.build.metered import CallCounter, CountingEmbedder, CountingLLM, MeteredLLM
+from indexer.synthesis.batch_api import make_batching
 from providers import (
     LLM,
     CachedEmbedder,

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from indexer import StoreLocation
-from indexer.store import build_lock
+from indexer.build.location import build_lock
 from schemagraph import Catalog
 from schemarag.api import ApiOptions
 from schemarag.api.examples import ExampleIntake

@@ -88,7 +88,7 @@ def test_the_synthesized_records_reward_is_the_reward_of_their_sql(sample_dir: P
     """The ICRL loop scores each attempt from the tree validation parsed (one parse per
     attempt): the same reward as parsing the SQL anew, for every record of a real build."""
     from indexer import make_chain_runner, make_feedback, make_synthesizer
-    from indexer.reward import reward
+    from indexer.synthesis.reward import reward
     from schemagraph import build_graph, enumerate_traversals, load_catalog, sample_database
 
     catalog = load_catalog([f"spider:{sample_dir}"])

@@ -16,8 +16,8 @@ import pytest
 from generator.errors import NoDataError
 from generator.execution import database_runner
 from generator.prompt import PromptConfig, build_prompt, prompt_sample
-from indexer.llm_synthesizer import LLMSynthesizer
-from indexer.pairs import SynthesisRequest
+from indexer.synthesis.llm_synthesizer import LLMSynthesizer
+from indexer.synthesis.pairs import SynthesisRequest
 from indexer.validate import validate_sql
 from providers.scripted import ScriptedLLM
 from schemagraph import Column, Database, SourceError, Table, Traversal, load_source

@@ -1,0 +1,106 @@
+"""How to build (`BuildConfig`, `CollectionLayout`) and with what (`BuildServices`)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from indexer.errors import BuildError
+from indexer.synthesis.pairs import ChainRunner
+from providers import Embedder
+from schemagraph import TraversalConfig
+
+
+@dataclass(frozen=True)
+class CollectionLayout:
+    """How a Qdrant server holds a build's collections (docs/OPERATIONS.md, "Sharding and
+    replication"): `shards` and `replicas` of the question collection (None: the server's
+    defaults, one shard per node and no replica; the small table collection is one shard with
+    the same replicas), `on_disk`: vectors and payloads on disk, `quantize`: int8 scalar
+    quantization kept in RAM (searches rescore with the originals). Server stores only."""
+
+    shards: int | None = None
+    replicas: int | None = None
+    on_disk: bool = False
+    quantize: bool = False
+
+    def __post_init__(self) -> None:
+        for name in ("shards", "replicas"):
+            value = getattr(self, name)
+            if value is not None and value < 1:
+                raise BuildError(f"{name} must be >= 1, got {value}")
+
+    @property
+    def is_default(self) -> bool:
+        return self == CollectionLayout()
+
+    def create_options(self, dim: int, distance: Any, *, questions: bool) -> dict[str, Any]:
+        """`create_collection` keyword arguments of the question (or table) collection."""
+        from qdrant_client import models
+
+        options: dict[str, Any] = {
+            "vectors_config": models.VectorParams(
+                size=dim, distance=distance, on_disk=self.on_disk or None
+            )
+        }
+        if questions and self.shards is not None:
+            options["shard_number"] = self.shards
+        if self.replicas is not None:
+            options["replication_factor"] = self.replicas
+        if self.on_disk:
+            options["on_disk_payload"] = True
+        if self.quantize:
+            options["quantization_config"] = models.ScalarQuantization(
+                scalar=models.ScalarQuantizationConfig(type=models.ScalarType.INT8, always_ram=True)
+            )
+        return options
+
+
+@dataclass(frozen=True)
+class BuildConfig:
+    """How to build. `chains`: ICRL chains (final questions) per traversal; `iterations`: ICRL
+    iterations after the initial attempt; `concurrency`: traversals synthesized at once by
+    threads of one process (language-model calls wait on the model); `processes`: processes
+    forked for offline synthesis (`BuildServices.offline`; `auto_processes` suggests how
+    many), 0 to synthesize in the build's own threads; `batch_traversals`: traversals per
+    journal commit;
+    `layout`: the collections' layout on a Qdrant server."""
+
+    traversal: TraversalConfig = field(default_factory=TraversalConfig)
+    chains: int = 3
+    iterations: int = 2
+    seed: int = 0
+    full: bool = False
+    concurrency: int = 4
+    processes: int = 0
+    batch_traversals: int = 64
+    keep_builds: int = 2
+    execute_sql: bool = True
+    layout: CollectionLayout = field(default_factory=CollectionLayout)
+
+    def __post_init__(self) -> None:
+        if self.processes < 0:
+            raise BuildError(f"processes must be >= 0, got {self.processes}")
+        for name in ("chains", "concurrency", "batch_traversals", "keep_builds"):
+            if getattr(self, name) < 1:
+                raise BuildError(f"{name} must be >= 1, got {getattr(self, name)}")
+        if self.iterations < 0:
+            raise BuildError(f"iterations must be >= 0, got {self.iterations}")
+
+
+@dataclass
+class BuildServices:
+    """The explicit dependencies of a build."""
+
+    synthesize: ChainRunner
+    synthesizer_name: str
+    embedder: Embedder
+    #: called as (stage, done, total) while a build runs: "synthesize" counts traversals,
+    #: "load" question records written to the store, "tables" table documents embedded and written
+    progress: Callable[[str, int, int], None] | None = None
+    #: returns {"provider_calls": n, "cache_hits": n, "usage": {...}} for the report
+    usage: Callable[[], dict[str, Any]] | None = None
+    #: `synthesize` calls no language model or API (template synthesis, rule feedback): it is
+    #: CPU-bound and safe to fork, so it may run in forked processes (`BuildConfig.processes`)
+    offline: bool = False

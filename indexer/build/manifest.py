@@ -1,0 +1,101 @@
+"""A build's manifest: `STORE/builds/<build_id>/manifest.json`, what the build holds.
+
+The next build plans against it (`indexer.build.plan`), readers find the embedder and the
+collections in it, `index status` reports from it. `Manifest.from_json` reads one as written
+by any version (a key an older build did not write takes its default and stays out of
+`to_json`, a key this version does not know is kept), and `to_json` gives the JSON object with
+the keys in the order builds write them.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from indexer.build.config import CollectionLayout
+from indexer.build.location import StoreLocation
+
+FILE = "manifest.json"
+
+
+@dataclass(frozen=True)
+class Manifest:
+    build_id: str
+    created_at: str
+    #: the build this one started from (its records carried over), None for a build from nothing
+    base: str | None
+    embedder: str
+    dim: int
+    synthesizer: str
+    #: physical collection of each kind ("questions", "tables")
+    collections: dict[str, str]
+    #: database id -> fingerprint, of the catalog the build indexed
+    databases: dict[str, str]
+    twins: list[dict[str, Any]] = field(default_factory=list)
+    containment: list[dict[str, Any]] = field(default_factory=list)
+    families: list[dict[str, Any]] = field(default_factory=list)
+    #: the traversals whose records the build holds (failed ones are left out, so the next
+    #: build retries them)
+    traversal_keys: list[str] = field(default_factory=list)
+    #: users' examples in the build: example id -> record key (`indexer.examples.records`)
+    examples: dict[str, str] = field(default_factory=dict)
+    layout: CollectionLayout = field(default_factory=CollectionLayout)
+    #: what the table documents were written with ({"seed", "version"}); None: unknown
+    table_documents: dict[str, Any] | None = None
+    #: the build's report (`BuildReport.as_dict`)
+    report: dict[str, Any] = field(default_factory=dict)
+    #: keys of the file that this version does not know, kept as read
+    extra: dict[str, Any] = field(default_factory=dict)
+    #: keys the file it was read from did not have (they are left out of `to_json`)
+    absent: frozenset[str] = frozenset()
+
+    @staticmethod
+    def from_json(data: Mapping[str, Any]) -> Manifest:
+        known = {f.name for f in _FIELDS}
+        values: dict[str, Any] = {k: data[k] for k in known if k in data}
+        if "layout" in values:
+            values["layout"] = CollectionLayout(**(values["layout"] or {}))
+        for name in ("collections", "databases", "examples", "report"):
+            values[name] = dict(values.get(name) or {})
+        defaults = {"build_id": "", "created_at": "", "base": None, "embedder": "", "dim": 0}
+        for name, default in {**defaults, "synthesizer": ""}.items():
+            values.setdefault(name, default)
+        return Manifest(
+            **values,
+            extra={k: v for k, v in data.items() if k not in known},
+            absent=frozenset(known - data.keys()),
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for f in _FIELDS:
+            if f.name not in self.absent:
+                value = getattr(self, f.name)
+                out[f.name] = asdict(value) if isinstance(value, CollectionLayout) else value
+        out.update(self.extra)
+        return out
+
+    def but(self, **changes: Any) -> Manifest:
+        """This manifest with `changes` (fields the file lacked are written once changed)."""
+        return dataclasses.replace(self, **changes, absent=self.absent - changes.keys())
+
+    def write(self, folder: Path) -> None:
+        """Write `folder/manifest.json` atomically (a reader sees the old file or the new)."""
+        path = folder / FILE
+        tmp = path.with_suffix(".tmp")
+        text = json.dumps(self.to_json(), indent=1, ensure_ascii=False)
+        tmp.write_text(text, encoding="utf-8")
+        tmp.replace(path)
+
+
+_FIELDS = [f for f in dataclasses.fields(Manifest) if f.name not in ("extra", "absent")]
+
+
+def read_manifest(location: StoreLocation, build_id: str) -> Manifest:
+    """The manifest of `build_id` (a `StoreError` naming the fix when it is missing or
+    damaged)."""
+    return Manifest.from_json(location.manifest(build_id))

@@ -1,0 +1,55 @@
+"""What a store serves, from the served build's manifest, without opening Qdrant."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from indexer.build.location import StoreLocation, running_build
+from indexer.examples.stored import FILE, ExampleStore
+
+
+def index_status(location: StoreLocation) -> dict[str, Any]:
+    """What the store serves, from the served build's manifest (no Qdrant client is opened, so
+    this works while a server holds the embedded folder)."""
+    where = location.where
+    status: dict[str, Any] = {
+        "store": where,
+        "build_id": None,
+        "pending": location.pending(),
+        "running": running_build(location),
+    }
+    kept = 0
+    if (location.root / FILE).exists():
+        with ExampleStore(location.root / FILE) as examples:
+            kept = examples.count()
+    status["user_examples_kept"] = kept
+    current = location.current()
+    if current is None:
+        return status
+    manifest = location.manifest(current)
+    status.update(
+        build_id=current,
+        **manifest_summary(manifest),
+        collections=manifest.get("collections"),
+        builds=location.builds(),
+    )
+    return status
+
+
+def manifest_summary(manifest: dict[str, Any]) -> dict[str, Any]:
+    """What a build holds, from its manifest: counts, models and creation time."""
+    report = manifest.get("report") or {}
+    return {
+        "created_at": manifest.get("created_at"),
+        "databases": report.get("databases"),
+        "tables": report.get("tables"),
+        "traversals": report.get("traversals"),
+        "questions": report.get("questions"),
+        "user_examples": len(manifest.get("examples") or {}),
+        "embedder": manifest.get("embedder"),
+        "dim": manifest.get("dim"),
+        "synthesizer": manifest.get("synthesizer"),
+        "twins": manifest.get("twins", []),
+        "containment": manifest.get("containment", []),
+        "families": manifest.get("families", []),
+    }
