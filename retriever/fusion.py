@@ -29,11 +29,11 @@ Signals, per table of the pool (`Signals`), each scaled to [0, 1] by its maximum
   lets a clear lead count for more than the fixed `bm25` weight would.
 
 A database scores the weighted sum of its signals (votes summed over its hits; table signals by
-their maximum over its tables), less `db_size` times the log of its number of tables beyond
-`size_floor`: the maximum of many tables' scores is high by chance, so that without it a
-warehouse database of hundreds of wide tables outranks the one a question is about. A table
-scores the weighted sum of its own signals inside its
-database; the pool-wide table ranking adds `table_database` times its database's score.
+their maximum over its tables), less a size prior: `db_size` times log(tables / `size_floor`)
+for a database of more than `size_floor` tables. The best of many tables' scores is high by
+chance; without the prior a warehouse database of hundreds of wide tables outranks the one a
+question is about. A table scores the weighted sum of its own signals inside its database; the
+pool-wide table ranking adds `table_database` times its database's score.
 """
 
 from __future__ import annotations
@@ -98,8 +98,9 @@ class FusionWeights:
 #: The weights `Retriever` uses unless given others. Chosen on train questions only, never on
 #: measured ones: table weights by coordinate ascent on Spider and Spider-Syn train, database
 #: weights fitted on Spider, Spider-Syn and BIRD train (`benchmarks/tune_fusion.py`), the users'
-#: examples rule by `benchmarks/user_example_rules.py`; each choice and its figures are in the
-#: decision log of docs/BENCHMARKS.md.
+#: examples rule by `benchmarks/user_example_rules.py`, the size prior's weight on held-out
+#: synthetic questions of Spider and Spider 2.0-lite (its floor on Spider 2.0-lite's dev half);
+#: each choice and its figures are in the decision log of docs/BENCHMARKS.md.
 DEFAULT_WEIGHTS = FusionWeights()
 
 
