@@ -66,7 +66,7 @@ class FusionWeights:
     #: the size prior (see the module docstring): weight of log(tables), and the number of
     #: tables up to which a database pays nothing
     db_size: float = 0.06
-    size_floor: int = 8
+    size_floor: int = 12
     table_questions: float = 1.0
     table_dense: float = 1.0
     table_bm25: float = 0.5
