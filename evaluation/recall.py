@@ -22,7 +22,15 @@ from typing import Any
 from evaluation.baselines import BM25TableBaseline, DenseTableBaseline
 from evaluation.datasets import BenchDataset, BenchQuestion
 from evaluation.errors import BenchmarkDataError, LeakageError
-from evaluation.metrics import Ranking, breakdown, curves, latency, recall, table_keys
+from evaluation.metrics import (
+    METRIC_KEYS,
+    Ranking,
+    breakdown,
+    curves,
+    latency,
+    recall,
+    table_keys,
+)
 from providers import Embedder
 from retriever.retriever import Retriever
 from retriever.tables import embed_entries, entries_from_catalog
@@ -213,19 +221,7 @@ def _add_rankings(
 
 def table_lines(report: dict[str, Any]) -> list[str]:
     """The report's methods as a Markdown table."""
-    keys = [
-        "db_R@1",
-        "db_R@1_twins",
-        "db_R@1_holds",
-        "db_R@5",
-        "tab_R@5",
-        "tab_R@10",
-        "tab_R@20",
-        "all_tabs@5",
-        "all_tabs@10",
-        "latency_ms_p50",
-        "latency_ms_p99",
-    ]
+    keys = [*METRIC_KEYS, "latency_ms_p50", "latency_ms_p99"]
     lines = [
         "| method | " + " | ".join(keys) + " |",
         "|---|" + "---:|" * len(keys),

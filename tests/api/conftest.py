@@ -24,6 +24,7 @@ from indexer import (
     make_synthesizer,
 )
 from providers import HashingEmbedder, make_embedder
+from retriever import RetrievalResult, Retriever
 from schemagraph import Catalog, TraversalConfig, load_catalog
 from schemarag.api import ApiOptions, Generation, StoreSource, create_app
 from schemarag.settings import Settings
@@ -64,6 +65,37 @@ def build_store(store: Path, catalog: Catalog, *, full: bool = False, seed: int 
 
 def source_for(store: Path) -> StoreSource:
     return StoreSource(StoreLocation.parse(store), make_embedder=lambda spec: make_embedder(spec))
+
+
+class FailingSource:
+    """A real store whose retriever raises `error` for one `question` and answers the others."""
+
+    def __init__(self, inner: StoreSource, question: str, error: BaseException) -> None:
+        self.inner = inner
+        self.where = inner.where
+        self.question = question
+        self.error = error
+
+    def probe(self) -> str | None:
+        return self.inner.probe()
+
+    def latest_build(self) -> str | None:
+        return self.inner.latest_build()
+
+    def close(self) -> None:
+        self.inner.close()
+
+    def open(self) -> Retriever:
+        retriever = self.inner.open()
+        real = retriever.retrieve
+
+        def retrieve(question: str, *args: Any, **kwargs: Any) -> RetrievalResult:
+            if question == self.question:
+                raise self.error
+            return real(question, *args, **kwargs)
+
+        retriever.retrieve = retrieve  # type: ignore[method-assign]
+        return retriever
 
 
 def wait_until(condition: Callable[[], bool], timeout: float = 15.0) -> None:

@@ -4,51 +4,20 @@ status and code by the error's class, the message naming what failed for that ro
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import httpx
 
 from generator import Models
 from providers import LLMRequest, ProviderCallError, ScriptedLLM
-from retriever import RetrievalResult, Retriever
 from schemagraph import Catalog
-from schemarag.api import Generation, StoreSource
-from tests.api.conftest import Serve, assert_error, source_for
+from schemarag.api import Generation
+from tests.api.conftest import FailingSource, Serve, assert_error, source_for
 
 QUESTION = "How many singers are from France?"
 
 
 def down(request: LLMRequest) -> str:
     raise ProviderCallError("connection refused", provider="scripted")
-
-
-class StoreDownSource:
-    """A real store whose Qdrant server stops answering on one question."""
-
-    def __init__(self, inner: StoreSource) -> None:
-        self.inner = inner
-        self.where = inner.where
-
-    def probe(self) -> str | None:
-        return self.inner.probe()
-
-    def latest_build(self) -> str | None:
-        return self.inner.latest_build()
-
-    def close(self) -> None:
-        self.inner.close()
-
-    def open(self) -> Retriever:
-        retriever = self.inner.open()
-        real = retriever.retrieve
-
-        def retrieve(question: str, *args: Any, **kwargs: Any) -> RetrievalResult:
-            if question == "store down":
-                raise httpx.ConnectError("connection refused")
-            return real(question, *args, **kwargs)
-
-        retriever.retrieve = retrieve  # type: ignore[method-assign]
-        return retriever
 
 
 def test_a_provider_error_names_what_the_route_calls(
@@ -64,7 +33,12 @@ def test_a_provider_error_names_what_the_route_calls(
 
 
 def test_an_unreachable_vector_store_is_503(serve: Serve, built_store: Path) -> None:
-    with serve(built_store, source=StoreDownSource(source_for(built_store))) as client:
+    with serve(
+        built_store,
+        source=FailingSource(
+            source_for(built_store), "store down", httpx.ConnectError("connection refused")
+        ),
+    ) as client:
         response = client.post("/v1/retrieve", json={"question": "store down"})
         assert client.post("/v1/retrieve", json={"question": QUESTION}).status_code == 200
     error = assert_error(response, 503, "store_unavailable")

@@ -4,42 +4,10 @@ validation, refusals, unconfigured features, an index not loaded yet and unexpec
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
-from retriever import RetrievalResult, Retriever
-from schemarag.api import StoreSource
-from tests.api.conftest import Serve, assert_error, source_for, wait_until
+from tests.api.conftest import FailingSource, Serve, assert_error, source_for, wait_until
 
 QUESTION = {"question": "How many singers are from France?"}
-
-
-class CrashingSource:
-    """A real store whose retriever raises on one question: an unexpected bug."""
-
-    def __init__(self, inner: StoreSource) -> None:
-        self.inner = inner
-        self.where = inner.where
-
-    def probe(self) -> str | None:
-        return self.inner.probe()
-
-    def latest_build(self) -> str | None:
-        return self.inner.latest_build()
-
-    def close(self) -> None:
-        self.inner.close()
-
-    def open(self) -> Retriever:
-        retriever = self.inner.open()
-        real = retriever.retrieve
-
-        def retrieve(question: str, *args: Any, **kwargs: Any) -> RetrievalResult:
-            if question == "crash":
-                raise RuntimeError("secret internal detail")
-            return real(question, *args, **kwargs)
-
-        retriever.retrieve = retrieve  # type: ignore[method-assign]
-        return retriever
 
 
 def test_routing_errors_have_the_shape(serve: Serve, built_store: Path) -> None:
@@ -51,7 +19,7 @@ def test_routing_errors_have_the_shape(serve: Serve, built_store: Path) -> None:
 
 
 def test_unexpected_errors_are_500_without_details(serve: Serve, built_store: Path) -> None:
-    source = CrashingSource(source_for(built_store))
+    source = FailingSource(source_for(built_store), "crash", RuntimeError("secret internal detail"))
     with serve(built_store, source=source, raise_server_exceptions=False) as client:
         response = client.post("/v1/retrieve", json={"question": "crash"})
         error = assert_error(response, 500, "internal_error")
