@@ -39,7 +39,8 @@ stage, flag, *argv = sys.argv[1:]
 flag = Path(flag)
 
 def hold(name):
-    print("stage", name, flush=True)
+    # one write: two synthesis processes may be held at once, and their lines must not mix
+    os.write(1, f"stage {name}\n".encode())
     time.sleep(600)
 
 # small journal batches, so that a build has journaled some and not all when it is held
