@@ -119,8 +119,8 @@ class ColumnInfo:
     flag: bool
     values: tuple[str, ...] = ()
     numbers: tuple[float, ...] = ()
-    #: identifies the table's own rows: its primary key, or an id named after the table
-    #: (`order_id` of `orders`, `id`), a key the warehouse does not declare
+    #: identifies the table's own rows: its primary key or, in a table that declares none (a
+    #: warehouse export), an id named after the table (`order_id` of `orders`, `id`)
     own_id: bool = False
 
     @property
@@ -410,8 +410,11 @@ def _column_info(
     last = parts[-1]
     id_like = last in ("id", "ids") or fold(name) in ("id", "uid")
     key = primary or id_like or (fold(table.name), fold(name)) in fk_columns
+    declared = any(c.primary_key for c in table.columns)
     own_id = primary or (
-        id_like and (len(parts) == 1 or " ".join(parts[:-1]) in {w.lower() for w in own_words})
+        not declared
+        and id_like
+        and (len(parts) == 1 or " ".join(parts[:-1]) in {w.lower() for w in own_words})
     )
     values, numbers = _sampled(name, sample)
     numeric = bool(_NUMERIC_TYPE.search(type_)) or _numeric_sample(name, sample)

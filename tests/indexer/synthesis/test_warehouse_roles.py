@@ -53,6 +53,14 @@ def test_own_id_is_the_id_named_after_the_table() -> None:
     assert roles["user_id"].key and not roles["user_id"].own_id
 
 
+def test_a_declared_primary_key_is_the_only_own_id() -> None:
+    declared = Table("orders", (Column("order_no", "INTEGER", True), Column("order_id", "INTEGER")))
+    db = Database("shop", (declared,))
+    info = profile_traversal(db, Traversal("shop", ("orders",), "enumerated"), None)
+    roles = {c.name: c.own_id for c in info.tables[0].columns}
+    assert roles == {"order_no": True, "order_id": False}
+
+
 @settings(max_examples=25, deadline=None)
 @given(seed=st.integers(0, 10_000))
 def test_no_question_averages_a_point_in_time_or_groups_by_the_own_id(seed: int) -> None:
