@@ -45,9 +45,6 @@ _CODE_WORDS = {
 _GENERIC_REST = {"number", "count", "ID", "IDs", "no", "code number"}
 """Column words too vague once the table's name is dropped: `FlightNo` stays "flight number"."""
 _TEMPORAL_WORDS = {"date", "time", "datetime", "timestamp", "day", "dob"}
-_TIME_HEADS = {"date", "time", "datetime", "timestamp"}
-"""Last words of a column name that make it a point in time ("visit start time"); not "travel
-time to work" or "timestamp offset", which are measures."""
 _CATEGORY_WORDS = {
     "type",
     "category",
@@ -119,9 +116,6 @@ class ColumnInfo:
     flag: bool
     values: tuple[str, ...] = ()
     numbers: tuple[float, ...] = ()
-    #: identifies the table's own rows: its primary key or, in a table that declares none (a
-    #: warehouse export), an id named after the table (`order_id` of `orders`, `id`)
-    own_id: bool = False
 
     @property
     def comparable(self) -> bool:
@@ -410,23 +404,12 @@ def _column_info(
     last = parts[-1]
     id_like = last in ("id", "ids") or fold(name) in ("id", "uid")
     key = primary or id_like or (fold(table.name), fold(name)) in fk_columns
-    declared = any(c.primary_key for c in table.columns)
-    own_id = primary or (
-        not declared
-        and id_like
-        and (len(parts) == 1 or " ".join(parts[:-1]) in {w.lower() for w in own_words})
-    )
     values, numbers = _sampled(name, sample)
     numeric = bool(_NUMERIC_TYPE.search(type_)) or _numeric_sample(name, sample)
     flag = parts[0] in ("is", "has") or fold(name).endswith(("_yn", "_flag")) or "bool" in type_
-    # a name whose head is a point in time is one, whatever the type says: warehouse exports
-    # type epoch timestamps and even dates as numbers ("created_at", "visitStartTime")
-    timed = last in _TIME_HEADS or (last == "at" and len(parts) > 1)
-    temporal = timed or (
-        not numeric
-        and (bool(_TEMPORAL_TYPE.search(type_)) or any(p in _TEMPORAL_WORDS for p in parts))
+    temporal = not numeric and (
+        bool(_TEMPORAL_TYPE.search(type_)) or any(p in _TEMPORAL_WORDS for p in parts)
     )
-    numeric = numeric and not timed
     ordinal = (
         bool({"year", "founded", "built", "established", "opened", "season"} & set(parts))
         or (numeric and last in ("rank", "ranking", "position"))
@@ -452,7 +435,6 @@ def _column_info(
         flag=flag,
         values=values,
         numbers=numbers,
-        own_id=own_id,
     )
 
 

@@ -786,7 +786,7 @@ class _Builder:
         if not self.multi:
             table = self.info.tables[0]
             for col in table.columns:
-                if col.key and not col.own_id and not col.flag:
+                if col.key and table.primary_key != (col.name,) and not col.flag:
                     options.append(("category", Ref(table, col), table))
             return options
         for table in self.info.entities:
