@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import Literal, Protocol, runtime_checkable
 
 from providers.errors import ConfigurationError
+from providers.waiting import result_of
 
 __all__ = [
     "LLM",
@@ -226,7 +227,7 @@ def complete_many(
     ) as pool:
         futures = [pool.submit(request.run, llm) for request in requests]
         try:
-            return [future.result() for future in futures]
+            return [result_of(future) for future in futures]
         except BaseException:
             for future in futures:
                 future.cancel()

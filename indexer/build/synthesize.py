@@ -36,6 +36,7 @@ from indexer.examples.records import (
 from indexer.synthesis.pairs import ChainRunner
 from providers import Embedder
 from providers.threads import limited_threads
+from providers.waiting import result_of
 from schemagraph import Catalog, DatabaseSample, Traversal, sample_database, table_fingerprint
 from schemagraph.parent_watch import exit_with_parent
 
@@ -217,7 +218,7 @@ def _in_processes(
     for chunk in itertools.islice(pending, 2 * processes):
         window.append(pool.submit(_run_forked, chunk))
     while window:
-        result = window.popleft().result()
+        result = result_of(window.popleft())
         following = next(pending, None)
         if following is not None:
             window.append(pool.submit(_run_forked, following))

@@ -17,6 +17,7 @@ from concurrent.futures import Future
 from typing import Any, Protocol
 
 from providers import BatchFailure, Completion, LLMRequest, Message, ProviderCallError
+from providers.waiting import result_of
 
 log = logging.getLogger("indexer.batching")  # the name log configurations know
 
@@ -82,7 +83,7 @@ class BatchingLLM:
             self._pending.append((request, future))
             self._lock.notify_all()
         self._maybe_flush(future)
-        return future.result()
+        return result_of(future)
 
     def _maybe_flush(self, mine: Future[Completion]) -> None:
         """The caller that fills the batch, or whose window expires first, submits it; a caller
