@@ -18,7 +18,6 @@ from typing import Any
 
 import numpy as np
 import pytest
-from qdrant_client import QdrantClient
 
 from indexer import (
     BuildConfig,
@@ -47,6 +46,7 @@ from providers import (
     ScriptedLLM,
 )
 from schemagraph import Catalog, Database, DatabaseSample, Traversal, TraversalConfig, load_catalog
+from tests.store_points import build_points
 
 CONFIG = BuildConfig(traversal=TraversalConfig(max_per_database=6, walks=1), chains=2, iterations=1)
 
@@ -66,17 +66,7 @@ def template_services(counter: CallCounter | None = None, runner: Any = None) ->
 def points(location: StoreLocation) -> dict[str, dict[str, Any]]:
     build = location.current()
     assert build is not None
-    client = QdrantClient(path=str(location.build_dir(build) / "qdrant"))
-    try:
-        found, offset = [], None
-        while True:
-            batch, offset = client.scroll("schemarag_questions", limit=500, offset=offset)
-            found.extend(batch)
-            if offset is None:
-                break
-        return {str(p.id): p.payload or {} for p in found}
-    finally:
-        client.close()
+    return {str(p.id): p.payload or {} for p in build_points(location.build_dir(build))}
 
 
 @pytest.fixture
@@ -498,20 +488,8 @@ def snapshot_rows(build: Path, name: str) -> dict[str, tuple[dict[str, Any], np.
 
 def collection_rows(build: Path, name: str) -> dict[str, tuple[dict[str, Any], np.ndarray]]:
     """The same rows read from the build's Qdrant collection."""
-    client = QdrantClient(path=str(build / "qdrant"))
-    try:
-        found, offset = [], None
-        while True:
-            batch, offset = client.scroll(
-                f"schemarag_{name}", limit=500, offset=offset, with_vectors=True
-            )
-            found.extend(batch)
-            if offset is None:
-                break
-    finally:
-        client.close()
     rows = {}
-    for p in found:
+    for p in build_points(build, name, vectors=True):
         payload = p.payload or {}
         vector = np.asarray(p.vector, dtype=np.float32)
         vector /= np.linalg.norm(vector)

@@ -37,6 +37,7 @@ from indexer.errors import StoreBusyError
 from providers import HashingEmbedder
 from retriever import Retriever
 from schemagraph import Catalog, TraversalConfig, load_catalog
+from tests.store_points import build_points
 
 EMBEDDER = HashingEmbedder(256)
 CONFIG = BuildConfig(traversal=TraversalConfig(max_per_database=2, walks=0), chains=1, iterations=0)
@@ -111,19 +112,9 @@ def user_points(location: StoreLocation) -> dict[str, dict[str, Any]]:
     """The served build's user records, by example id."""
     build = location.current()
     assert build is not None
-    client = QdrantClient(path=str(location.build_dir(build) / "qdrant"))
-    try:
-        found, offset = [], None
-        while True:
-            batch, offset = client.scroll("schemarag_questions", limit=500, offset=offset)
-            found.extend(batch)
-            if offset is None:
-                break
-    finally:
-        client.close()
     return {
         p.payload["example_id"]: p.payload
-        for p in found
+        for p in build_points(location.build_dir(build))
         if p.payload and p.payload.get("origin") == "user"
     }
 
