@@ -43,12 +43,19 @@ class ForeignKey:
 
 @dataclass(frozen=True)
 class Table:
-    """`description`: what the table holds, from documentation, or ""."""
+    """`description`: what the table holds, from documentation, or "".
+
+    `engine_name`: the parts of the name as the engine qualifies it (BigQuery's project,
+    dataset and table; Snowflake's database, schema and table), or () when `name` is what the
+    engine calls it. `name` is schemarag's id of the table (`dataset__table` where a database
+    spans several schemas); what a person, a prompt or an agent reads is the engine's name
+    (`schemagraph.dialects.table_sql`)."""
 
     name: str
     columns: tuple[Column, ...]
     foreign_keys: tuple[ForeignKey, ...] = ()
     description: str = ""
+    engine_name: tuple[str, ...] = ()
 
     @property
     def primary_key(self) -> tuple[str, ...]:
@@ -71,7 +78,9 @@ class Database:
     """One database. `origin` says where it was read from (for error messages, never holding a
     password); `path` is the SQLite file holding its data, when there is one; `url` is the
     SQLAlchemy URL of a live server holding it (with its credentials: never print it) and
-    `schema` the server schema it maps to, for live sources."""
+    `schema` the server schema it maps to, for live sources. `dialect` is the sqlglot name of
+    the engine that holds it (bigquery, snowflake, databricks, postgres, duckdb, sqlite...), or
+    "" when the source does not say, which is read as SQLite (`schemagraph.dialects`)."""
 
     id: str
     tables: tuple[Table, ...]
@@ -79,6 +88,7 @@ class Database:
     path: Path | None = None
     url: str | None = field(default=None, repr=False)
     schema: str | None = None
+    dialect: str = ""
 
     def table(self, name: str) -> Table:
         key = fold(name)
