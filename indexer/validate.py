@@ -45,7 +45,7 @@ class Validation:
 @lru_cache(maxsize=4096)
 def _schema(db: Database) -> MappingSchema:
     return MappingSchema(
-        {t.name: {c.name: "TEXT" for c in t.columns} for t in db.tables},
+        {t.name: {c.name: "TEXT" for c in t.columns} for t in db.tables if t.columns},
         dialect=DIALECT,
     )
 

@@ -133,6 +133,8 @@ class TemplateSynthesizer:
 
     def synthesize(self, request: SynthesisRequest) -> list[QAPair]:
         traversal = request.traversal
+        if not _has_columns(request):
+            return []
         info = profile_traversal(request.db, traversal, request.sample, _link_seed(traversal))
         required = _operators(request)
         rng = random.Random(derive_seed(request.seed, "template", traversal.id, sorted(required)))
@@ -178,8 +180,20 @@ def feasible_operators(request: SynthesisRequest) -> frozenset[str]:
     """The operators the template synthesizer can put in a query over this traversal (no
     AVG without a numeric measure, no LIKE without sampled text, no JOIN on one table...)."""
     traversal = request.traversal
+    if not _has_columns(request):
+        return frozenset()
     info = profile_traversal(request.db, traversal, request.sample, _link_seed(traversal))
     return _Builder(info, random.Random(0), frozenset()).feasible_operators()
+
+
+def _has_columns(request: SynthesisRequest) -> bool:
+    """Whether every table of the traversal has a column to ask about: a table read without
+    any (SQLite's `sqlite_sequence(name,seq)` where the loader kept no typeless column) gets no
+    pairs, where it used to fail the whole traversal."""
+    empty = [t for t in request.traversal.tables if not request.db.table(t).columns]
+    if empty:
+        log.debug("template: no columns in %s %s", request.db.id, empty)
+    return not empty
 
 
 def _link_seed(traversal: Traversal) -> int:
