@@ -11,6 +11,8 @@ import sqlglot
 
 from schemagraph import (
     Column,
+    Database,
+    Table,
     TraversalError,
     compact_text,
     create_table_text,
@@ -47,7 +49,40 @@ def test_identifiers_that_need_quotes_are_quoted(fixtures: Path) -> None:
     from schemagraph import load_ddl
 
     db = load_ddl(fixtures / "ddl" / "blog_mysql.sql").database("blog_mysql")
-    assert '"display name"' in create_table_text(db)
+    assert "`display name`" in create_table_text(replace(db, dialect="mysql"))  # its quotes
+    assert '"display name"' in create_table_text(replace(db, dialect=""))  # SQLite's
+
+
+def test_warehouse_tables_read_in_their_engines_names_and_nested_fields() -> None:
+    table = Table(
+        "web__ga_sessions_20170801",
+        (
+            Column("fullVisitorId", "STRING"),
+            Column("totals", "STRUCT"),
+            Column("totals.pageviews", "INT64", description="pages viewed"),
+            Column("hits", "ARRAY<STRUCT>"),
+            Column("hits.product", "ARRAY<STRUCT>"),
+            Column("hits.product.productRevenue", "INT64"),
+            Column("hits.type", "STRING"),
+        ),
+        engine_name=("acme-retail-prod", "web", "ga_sessions_20170801"),
+    )
+    bq = Database("acme", (table,), dialect="bigquery")
+    text = create_table_text(bq)
+    assert text.startswith("CREATE TABLE `acme-retail-prod.web.ga_sessions_20170801` (")
+    assert "web__ga_sessions" not in text and '"hits.' not in text
+    assert "  totals STRUCT<\n    pageviews INT64 -- pages viewed\n  >," in text
+    assert "hits ARRAY<STRUCT< -- REPEATED: UNNEST(hits)" in text
+    assert "product ARRAY<STRUCT< -- REPEATED: UNNEST(hits.product)" in text
+    assert "UNNEST(hits) AS hits, UNNEST(hits.product) AS product -> product.productRevenue" in text
+    assert compact_text(bq).startswith("database acme (BigQuery):\n`acme-retail-prod.web.ga_")
+    sf_table = Table(
+        "SALES__ORDERS",
+        (Column("ORDER_ID", "NUMBER"), Column("created_at", "TIMESTAMP_NTZ")),
+        engine_name=("SHOP", "SALES", "ORDERS"),
+    )
+    sf = create_table_text(Database("SHOP", (sf_table,), dialect="snowflake"))
+    assert sf.startswith('CREATE TABLE SHOP.SALES.ORDERS (\n  ORDER_ID NUMBER,\n  "created_at"')
 
 
 def test_compact_text_lists_tables_and_joins(sample_dir: Path) -> None:
