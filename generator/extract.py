@@ -32,7 +32,7 @@ _STATEMENT_LINE = re.compile(
 # than one sentence ("... from the table. The WHERE clause ...").
 _PROSE = re.compile(r"(?i:^select\s+(?:all\s+)?(?:the|an)\s)|[.!?]\s+[A-Z]")
 _JSON_KEYS = ("sql", "query", "SQL", "answer")
-_SQL_LANGS = {"", "sql", "sqlite", "postgresql", "mysql"}
+_SQL_LANGS = {"", "sql", "sqlite", "postgresql", "mysql", "bigquery", "googlesql", "snowflake"}
 
 
 def extract_sql(reply: str) -> str | None:

@@ -41,6 +41,7 @@ from generator.text import DATA_RULE, approx_tokens, clip, data_block
 from providers import Message
 from retriever.text import STOPWORDS
 from schemagraph import Database, DatabaseSample, TableSample, create_table_text, sample_database
+from schemagraph.dialects import SQLITE, engine_label, family_sql, table_sql
 from schemagraph.families import collapse_families, column_families, find_families
 from schemagraph.model import Catalog, fold
 from schemagraph.name_words import plain_words
@@ -62,6 +63,44 @@ INSTRUCTION = (
     "columns of the schema. The example rows show how values are written (case, spelling, "
     f"units). {OPTIMIZATION_RULE} Reply with the query in a ```sql code block and nothing else."
 )
+
+#: what a warehouse's SQL needs that SQLite's does not, per dialect
+DIALECT_RULES = {
+    "bigquery": (
+        "Name tables exactly as the schema does, backquoted (`project.dataset.table`). Read the "
+        "fields of a REPEATED (ARRAY) column through UNNEST in FROM (FROM t, UNNEST(t.hits) AS "
+        "hits), the fields of a STRUCT with a dot (totals.pageviews). Query a family of sharded "
+        "tables through its wildcard (`dataset.ga_sessions_*`) with _TABLE_SUFFIX."
+    ),
+    "snowflake": (
+        "Name tables exactly as the schema does (DATABASE.SCHEMA.TABLE); double-quote column "
+        'names that are not all upper case ("created_at"). Read VARIANT columns with : paths '
+        "and LATERAL FLATTEN(input => t.col)."
+    ),
+}
+
+
+def system_prompt(dialect: str) -> str:
+    """The generation prompt's system text for SQL in `dialect`."""
+    if dialect in ("", SQLITE):
+        return SYSTEM_PROMPT
+    engine = engine_label(dialect)
+    return (
+        f"You are an expert {engine} developer. You write one {engine} query that answers the "
+        "user's question over the given database. " + DATA_RULE
+    )
+
+
+def instruction(dialect: str) -> str:
+    """The generation prompt's instruction for SQL in `dialect`."""
+    if dialect in ("", SQLITE):
+        return INSTRUCTION
+    rules = DIALECT_RULES.get(dialect, "")
+    return (
+        f"Write one {engine_label(dialect)} SELECT query that answers the question, using only "
+        f"the tables and columns of the schema. {rules} {OPTIMIZATION_RULE} Reply with the "
+        "query in a ```sql code block and nothing else."
+    ).replace("  ", " ")
 
 
 @dataclass(frozen=True)
@@ -221,7 +260,7 @@ def build_prompt(
         text = _user_text(
             question, db, kept, shown_examples, sample, rows, config, described, hidden
         )
-        return text, approx_tokens(SYSTEM_PROMPT) + approx_tokens(text)
+        return text, approx_tokens(system_prompt(db.dialect)) + approx_tokens(text)
 
     while True:
         user, tokens = render(limit)
@@ -263,7 +302,7 @@ def build_prompt(
         ),
     )
     return Prompt(
-        system=SYSTEM_PROMPT,
+        system=system_prompt(db.dialect),
         user=user,
         tokens=tokens,
         budget=config.budget_tokens,
@@ -360,7 +399,7 @@ def _user_text(
     descriptions: bool,
     hidden: Mapping[str, Collection[str]],
 ) -> str:
-    parts = ["### Instruction", INSTRUCTION]
+    parts = ["### Instruction", instruction(db.dialect)]
     if examples:
         parts.append("### Examples")
         for number, example in enumerate(examples, 1):
@@ -386,13 +425,26 @@ def _user_text(
 def family_notes(db: Database, tables: Sequence[str]) -> list[str]:
     """A line per shown table that stands for a family of sharded tables (its newest member)."""
     shown = {fold(name) for name in tables}
-    return [
-        f"{f.last} is the newest of {len(f.members)} tables {f.pattern} ({f.first} to {f.last}) "
-        "with the same columns: query the ones the question's dates or numbers name (UNION ALL "
-        "for several)."
-        for f in find_families(db)
-        if fold(f.last) in shown
-    ]
+    notes = []
+    for f in find_families(db):
+        if fold(f.last) not in shown:
+            continue
+        last = db.table(f.last)
+        low, high = f.suffix_range()
+        if wildcard := family_sql(db, last, high):
+            notes.append(
+                f"{table_sql(db, last)} is the newest of {len(f.members)} tables with the same "
+                f"columns, suffixes {low} to {high}: query the ones the question's dates name "
+                f"through the wildcard {wildcard}, with _TABLE_SUFFIX BETWEEN '{low}' AND "
+                f"'{high}' narrowed to them."
+            )
+            continue
+        notes.append(
+            f"{f.last} is the newest of {len(f.members)} tables {f.pattern} ({f.first} to "
+            f"{f.last}) with the same columns: query the ones the question's dates or numbers "
+            "name (UNION ALL for several)."
+        )
+    return notes
 
 
 def _table_names(db: Database, tables: Sequence[str] | None) -> list[str]:

@@ -86,13 +86,14 @@ def table_sql(db: Database, table: Table | str) -> str:
     return ".".join(quote_part(p, dialect) for p in parts)
 
 
-def family_sql(db: Database, table: Table, stem: str) -> str:
-    """The wildcard reference to the sharded family whose members start with `stem`
-    (`` `project.dataset.ga_sessions_*` ``), in BigQuery; "" in engines without wildcards."""
-    if dialect_of(db) != "bigquery":
-        return ""
+def family_sql(db: Database, table: Table, suffix: str) -> str:
+    """The wildcard reference to the sharded family of `table` whose members differ by their
+    `suffix` (`` `project.dataset.ga_sessions_*` `` for `ga_sessions_20170801` and `20170801`),
+    in BigQuery; "" in engines without wildcard tables."""
     parts = name_parts(table)
-    return "`" + ".".join((*parts[:-1], stem + "*")) + "`"
+    if dialect_of(db) != "bigquery" or not suffix or not parts[-1].endswith(suffix):
+        return ""
+    return "`" + ".".join((*parts[:-1], parts[-1][: -len(suffix)] + "*")) + "`"
 
 
 def is_repeated(column: Column) -> bool:
