@@ -20,17 +20,18 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 
 from schemagraph.connect import is_url, masked
 from schemagraph.errors import SourceError
-from schemagraph.model import Catalog
+from schemagraph.model import Catalog, fold
 from schemagraph.source_kinds import FILE_KINDS, OVERLAYS
 from schemagraph.sources.ddl import load_ddl
 from schemagraph.sources.docs import apply_overlay
 from schemagraph.sources.infoschema import load_infoschema
 from schemagraph.sources.live import load_live
-from schemagraph.sources.spider import load_spider
+from schemagraph.sources.spider import engine_database, load_spider
 from schemagraph.sources.sqlite import load_sqlite
 
 __all__ = [
@@ -178,9 +179,32 @@ def load_catalog(
             for s in specs
         )
     )
+    catalog = _unsuffixed_twins(catalog)
     for kind, path in overlays:
         catalog = apply_overlay(catalog, kind, path)
     return catalog
+
+
+def _unsuffixed_twins(catalog: Catalog) -> Catalog:
+    """Snowflake tables named by their engine without the `_SF` that Spider 2.0 appends to a
+    database id whose plain form another source's database has (`AUSTIN_SF` is Snowflake's
+    AUSTIN, next to BigQuery's austin), whichever source each came from."""
+    ids = {fold(db.id) for db in catalog}
+    changed = False
+    databases = []
+    for db in catalog:
+        name = engine_database(db.id, db.dialect, ids)
+        if name != db.id:
+            tables = tuple(
+                replace(t, engine_name=(name, *t.engine_name[1:]))
+                if len(t.engine_name) == 3 and t.engine_name[0] == db.id
+                else t
+                for t in db.tables
+            )
+            if tables != db.tables:
+                db, changed = replace(db, tables=tables), True
+        databases.append(db)
+    return Catalog(tuple(databases), catalog.problems) if changed else catalog
 
 
 def _overlay(spec: str) -> re.Match[str] | None:

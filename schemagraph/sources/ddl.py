@@ -8,6 +8,9 @@ comments where the dialect has them (MySQL and Snowflake `COMMENT '...'`, BigQue
 `OPTIONS(description='...')`); a comment on a table or column the file does not create is
 reported. Other statements that are understood (indexes, inserts, grants, SET, sequences,
 functions, extensions, ...) are ignored without a word: dumps are full of them.
+
+Each database records the dialect its file was parsed with (named or inferred), and a table
+created under a qualified name (`CREATE TABLE sales.orders`) keeps it as its engine name.
 """
 
 from __future__ import annotations
@@ -79,7 +82,8 @@ def _load_file(file: Path, dialect: str | None, problems: list[str]) -> Database
     assert best is not None
     for line, reason in best.failures:
         problems.append(f"{file}:{line}: statement skipped ({best.dialect}): {reason}")
-    tables, fks, comments = _collect(best.statements, best.dialect, file, problems)
+    engine_names: dict[str, tuple[str, ...]] = {}
+    tables, fks, comments = _collect(best.statements, best.dialect, file, problems, engine_names)
     if not tables:
         raise SourceError(
             f"{file}: no CREATE TABLE statement could be read"
@@ -99,10 +103,16 @@ def _load_file(file: Path, dialect: str | None, problems: list[str]) -> Database
     db = Database(
         file.stem,
         tuple(
-            Table(name, cols, tuple(_resolve_references(fk, primary) for fk in keys))
+            Table(
+                name,
+                cols,
+                tuple(_resolve_references(fk, primary) for fk in keys),
+                engine_name=engine_names.get(fold(name), ()),
+            )
             for name, cols, keys in tables.values()
         ),
         origin=str(file),
+        dialect=best.dialect,
     )
     try:
         validate_database(db)
@@ -248,8 +258,14 @@ _Comment = tuple[int, str, str, str]
 
 
 def _collect(
-    statements: list[tuple[int, exp.Expr]], dialect: str, file: Path, problems: list[str]
+    statements: list[tuple[int, exp.Expr]],
+    dialect: str,
+    file: Path,
+    problems: list[str],
+    engine_names: dict[str, tuple[str, ...]],
 ) -> tuple[_Tables, list[tuple[str, ForeignKey, int]], list[_Comment]]:
+    """The tables, keys added by ALTER TABLE and comments of the statements; the qualified
+    names of tables created as `schema.table` go to `engine_names`, by folded name."""
     tables: _Tables = {}
     altered: list[tuple[str, ForeignKey, int]] = []
     comments: list[_Comment] = []
@@ -263,6 +279,8 @@ def _collect(
             if fold(name) in tables:
                 raise CatalogError(f"{file}:{line}: table {name!r} is created twice")
             tables[fold(name)] = (name, *_table_parts(schema, name, dialect))
+            if schema.this.args.get("db"):
+                engine_names[fold(name)] = tuple(p.name for p in schema.this.parts)
             text = _comment_of(statement.args.get("properties"))
             comments += [(line, name, "", text)] if text else []
             comments += [

@@ -65,6 +65,7 @@ from schemagraph.counted import counted
 from schemagraph.documentation import Described, clean, describe_database
 from schemagraph.errors import SourceError
 from schemagraph.model import Catalog, Column, Database, ForeignKey, Table, fold, validate_database
+from schemagraph.sources.export_dialect import file_dialect, vote
 
 SUFFIXES = (".csv", ".json", ".jsonl", ".ndjson")
 SYSTEM_SCHEMAS = frozenset({"information_schema", "pg_catalog", "pg_toast"})
@@ -126,8 +127,8 @@ def load_infoschema(path: str | Path, per_schema: bool = False) -> Catalog:
         files = [path]
     export = _Export(default_catalog=_stem(path), per_schema=per_schema)
     for file in files:
-        view, rows = _read(file)
-        export.add(file, view, rows)
+        view, rows, dialect = _read(file)
+        export.add(file, view, rows, dialect)
     if not export.tables:
         raise SourceError(
             f"{path}: no columns in the export ({counted(len(files), 'file')} read); export the "
@@ -153,8 +154,9 @@ def _stem(path: Path) -> str:
     return name
 
 
-def _read(file: Path) -> tuple[_View, list[dict[str, str]]]:
-    """The view a file holds and its rows, keys folded to lower case."""
+def _read(file: Path) -> tuple[_View, list[dict[str, str]], str]:
+    """The view a file holds, its rows (keys folded to lower case) and the dialect of the
+    engine that wrote it ("" when its layout does not say)."""
     try:
         data = file.read_bytes()
         if file.suffix.lower() == ".gz":
@@ -175,7 +177,13 @@ def _read(file: Path) -> tuple[_View, list[dict[str, str]]]:
         header, rows = _json_rows(file, text)
     else:
         header, rows = _csv_rows(file, text)
-    return _view(file, header), rows
+    view = _view(file, header)
+    dialect = file_dialect(
+        view.name,
+        header,
+        (t for row in rows if (t := row.get("full_data_type") or row.get("data_type") or "")),
+    )
+    return view, rows, dialect
 
 
 def _csv_rows(file: Path, text: str) -> tuple[list[str], list[dict[str, str]]]:
@@ -366,6 +374,10 @@ class _Export:
     key_files: list[str] = field(default_factory=list)
     problems: _Problems = field(default_factory=_Problems)
     seq: int = 0
+    #: per folded catalog, the dialect of each file that has rows of it
+    dialects: dict[str, list[str]] = field(default_factory=dict)
+    #: folded catalogs the export names (in `table_catalog`), not defaulted to PATH's stem
+    named: set[str] = field(default_factory=set)
 
     def _where(self, row: Mapping[str, str]) -> tuple[str, str, str]:
         catalog = _value(row, "table_catalog") or self.default_catalog
@@ -379,11 +391,16 @@ class _Export:
             fold(_value(row, f"{prefix}constraint_name")),
         )
 
-    def add(self, file: Path, view: _View, rows: list[dict[str, str]]) -> None:
+    def add(self, file: Path, view: _View, rows: list[dict[str, str]], dialect: str) -> None:
         origin = str(file)
+        catalogs: set[str] = set()
         for number, row in enumerate(rows, start=2 if file.suffix.lower() == ".csv" else 1):
             self.seq += 1
             catalog, schema, table = self._where(row)
+            if catalog not in catalogs:
+                catalogs.add(catalog)
+                if _value(row, "table_catalog"):
+                    self.named.add(fold(catalog))
             if fold(schema) in SYSTEM_SCHEMAS:
                 continue
             if view.name in ("REFERENTIAL_CONSTRAINTS",):
@@ -408,6 +425,8 @@ class _Export:
                     self.table_text[key] = text
             else:
                 self._key_row(origin, number, view, key, row)
+        for catalog in catalogs:
+            self.dialects.setdefault(fold(catalog), []).append(dialect)
 
     def _table(self, key: _TableKey, where: tuple[str, str, str]) -> _Table:
         if key not in self.tables:
@@ -628,6 +647,7 @@ class _Export:
             (fold(t.schema), fold(t.name)): f"{t.schema}__{t.name}" if prefixed else t.name
             for t in tables
         }
+        dialect = vote(self.dialects.get(fold(first.catalog), ()))
         built: list[Table] = []
         seen: set[str] = set()
         described: Described = {}
@@ -655,6 +675,7 @@ class _Export:
                     name,
                     tuple(Column(c.name, c.type, c.primary_key) for c in columns),
                     fks,
+                    engine_name=self._engine_name(tab, dialect),
                 )
             )
         db = Database(
@@ -662,10 +683,19 @@ class _Export:
             tuple(sorted(built, key=lambda t: (fold(t.name), t.name))),
             origin=origin,
             schema=first.schema if len(schemas) == 1 and first.schema else None,
+            dialect=dialect,
         )
         db = describe_database(db, described)
         validate_database(db)
         return db
+
+    def _engine_name(self, table: _Table, dialect: str) -> tuple[str, ...]:
+        """The table's name as its engine qualifies it: BigQuery's project, dataset and table,
+        Snowflake's database, schema and table (as the export writes them); elsewhere schema
+        and table; () when the export names no schema."""
+        if dialect in ("bigquery", "snowflake") and fold(table.catalog) in self.named:
+            return (table.catalog, table.schema, table.name) if table.schema else ()
+        return (table.schema, table.name) if table.schema else ()
 
     def _columns(self, table: _Table, db_id: str) -> Iterator[_Column]:
         ordered = sorted(

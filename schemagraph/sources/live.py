@@ -25,6 +25,9 @@ sorted by name, so the fingerprints of an unchanged schema are the same on every
 A foreign key to a table in another schema (another schemarag database) is left out and listed in
 `Catalog.problems`, as are tables whose names differ only in case from another's.
 
+Each database records its engine's sqlglot dialect (`postgresql` is `postgres`, `mssql` is
+`tsql`), and each table, outside SQLite, its engine name (schema, table).
+
 Snowflake, BigQuery and other dialects work through their SQLAlchemy packages; only PostgreSQL,
 DuckDB and SQLite are tested here.
 """
@@ -46,6 +49,7 @@ from schemagraph.connect import (
     query_error,
     read_only,
 )
+from schemagraph.dialects import known_dialect
 from schemagraph.errors import SourceError
 from schemagraph.model import Catalog, Column, Database, ForeignKey, Table, fold, validate_database
 
@@ -62,6 +66,13 @@ SYSTEM_SCHEMAS: Mapping[str, tuple[str, ...]] = {
     "mariadb": ("information_schema", "mysql", "performance_schema", "sys"),
     "duckdb": ("information_schema", "pg_catalog"),
     "mssql": ("information_schema", "sys", "guest", "db_*"),
+}
+#: SQLAlchemy backend names whose sqlglot dialect is named otherwise
+SQLGLOT_DIALECTS: Mapping[str, str] = {
+    "postgresql": "postgres",
+    "mssql": "tsql",
+    "mariadb": "mysql",
+    "awsathena": "athena",
 }
 #: Dialects where a schema is a database of its own: the id is the schema's name.
 SCHEMA_IS_DATABASE = ("mysql", "mariadb")
@@ -207,6 +218,8 @@ def _database(
             )
             continue
         kept[fold(table.name)] = table
+    backend = parsed.get_backend_name()
+    dialect = sqlglot_dialect(backend)
     tables = []
     for table in kept.values():
         fks = []
@@ -221,13 +234,16 @@ def _database(
                 problems.append(f"{where} references missing table {key.ref_table!r}; left out")
             else:
                 fks.append(ForeignKey(table.name, key.columns, key.ref_table, key.ref_columns))
-        tables.append(Table(table.name, table.columns, tuple(fks), table.description))
+        engine_name = (schema, table.name) if backend != "sqlite" and schema else ()
+        tables.append(Table(table.name, table.columns, tuple(fks), table.description, engine_name))
     path = None
-    if parsed.get_backend_name() == "sqlite" and parsed.database:
+    if backend == "sqlite" and parsed.database:
         from pathlib import Path
 
         path = Path(parsed.database)
-    db = Database(db_id, tuple(tables), origin=origin, path=path, url=url, schema=schema)
+    db = Database(
+        db_id, tuple(tables), origin=origin, path=path, url=url, schema=schema, dialect=dialect
+    )
     validate_database(db)
     return db
 
@@ -342,6 +358,13 @@ class _DuckDBReader:
                 )
             )
         return loaded
+
+
+def sqlglot_dialect(backend: str) -> str:
+    """The sqlglot dialect of a SQLAlchemy backend (`postgresql` is `postgres`); the backend's
+    own name when sqlglot has no other, "" when sqlglot does not know it."""
+    name = SQLGLOT_DIALECTS.get(backend, backend)
+    return name if known_dialect(name) else ""
 
 
 def _type_text(type_: Any, dialect: Any) -> str:

@@ -6,11 +6,21 @@ from __future__ import annotations
 import json
 import sqlite3
 from contextlib import closing
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from schemagraph.dialects import known_dialect
 from schemagraph.errors import SourceError
-from schemagraph.model import Catalog, Column, Database, ForeignKey, Table, validate_database
+from schemagraph.model import (
+    Catalog,
+    Column,
+    Database,
+    ForeignKey,
+    Table,
+    fold,
+    validate_database,
+)
 from schemagraph.name_words import name_parts
 from schemagraph.readonly import connect_readonly
 from schemagraph.sources.docs import describe_from_csvs
@@ -29,6 +39,13 @@ def load_spider(path: str | Path) -> Catalog:
     tables and columns they rename ("total credits" for `tot_cred`); BIRD's
     `database/<db_id>/database_description/<table>.csv` files, when present, give column
     descriptions instead (`sources.docs.describe_from_csvs`).
+
+    An entry's optional `engine` key (Spider 2.0: bigquery, snowflake, sqlite) is the
+    database's dialect; without it the database is SQLite's. Where a BigQuery or Snowflake
+    database's tables are all named `dataset__table` (`SCHEMA__TABLE`), each table's engine
+    name is (database, dataset, table); Spider 2.0 appends `_SF` to a Snowflake id that would
+    fold onto a BigQuery one (AUSTIN_SF next to austin), which the engine's database name
+    drops (`engine_database`).
     """
     path = Path(path)
     file = path / "tables.json" if path.is_dir() else path
@@ -46,13 +63,16 @@ def load_spider(path: str | Path) -> Catalog:
         )
     db_dir = file.parent / "database"
     problems: list[str] = []
+    ids = {fold(str(e["db_id"])) for e in entries if isinstance(e, dict) and "db_id" in e}
     databases = tuple(
-        _database(entry, i, file, db_dir, problems) for i, entry in enumerate(entries)
+        _database(entry, i, file, db_dir, problems, ids) for i, entry in enumerate(entries)
     )
     return Catalog(databases, problems=tuple(problems))
 
 
-def _database(entry: Any, position: int, file: Path, db_dir: Path, problems: list[str]) -> Database:
+def _database(
+    entry: Any, position: int, file: Path, db_dir: Path, problems: list[str], ids: set[str]
+) -> Database:
     where = f"{file}: database #{position}"
     if not isinstance(entry, dict) or any(k not in entry for k in _REQUIRED):
         raise SourceError(f"{where}: missing one of the keys {', '.join(_REQUIRED)}")
@@ -102,13 +122,61 @@ def _database(entry: Any, position: int, file: Path, db_dir: Path, problems: lis
     if data and (problem := _unreadable(data)):
         problems.append(f"{data}: {problem}; {db_id!r} is kept from {file.name} without data")
         data = None
-    db = Database(db_id, tables, origin=str(file), path=data)
+    dialect = _dialect(entry.get("engine"), where)
+    tables = tuple(
+        replace(t, engine_name=_engine_name(db_id, dialect, t.name, table_names, ids))
+        for t in tables
+    )
+    db = Database(db_id, tables, origin=str(file), path=data, dialect=dialect)
     validate_database(db)
     described = db_dir / db_id / "database_description"
     if described.is_dir():
         db, found = describe_from_csvs(db, described)
         problems.extend(found)
     return db
+
+
+#: `engine` values that name a sqlglot dialect otherwise
+ENGINE_DIALECTS = {"postgresql": "postgres", "sqlserver": "tsql", "mssql": "tsql"}
+#: what Spider 2.0 appends to a Snowflake id that case-folds onto a BigQuery one
+SNOWFLAKE_SUFFIX = "_SF"
+
+
+def _dialect(engine: Any, where: str) -> str:
+    """The sqlglot dialect an entry's `engine` names; "" without one (SQLite)."""
+    if engine is None or engine == "":
+        return ""
+    if not isinstance(engine, str):
+        raise SourceError(f"{where}: engine must be a string (bigquery, snowflake, sqlite...)")
+    name = ENGINE_DIALECTS.get(engine.strip().lower(), engine.strip().lower())
+    if not known_dialect(name):
+        raise SourceError(
+            f"{where}: unknown engine {engine!r}; write a sqlglot dialect name "
+            "(bigquery, snowflake, postgres, duckdb, sqlite...)"
+        )
+    return name
+
+
+def _engine_name(
+    db_id: str, dialect: str, table: str, names: list[str], ids: set[str]
+) -> tuple[str, ...]:
+    """(database, dataset, table) for a BigQuery or Snowflake table named `dataset__table` in a
+    database whose tables all are; () otherwise (a plain name's schema is not known)."""
+    if dialect not in ("bigquery", "snowflake") or not all("__" in n for n in names):
+        return ()
+    schema, _, name = table.partition("__")
+    if not schema or not name:
+        return ()
+    return (engine_database(db_id, dialect, ids), schema, name)
+
+
+def engine_database(db_id: str, dialect: str, ids: set[str]) -> str:
+    """The engine's name of a database: `db_id` without the `_SF` Spider 2.0 appends to a
+    Snowflake id whose plain form is another database's id (`ids`, folded), else `db_id`."""
+    if dialect != "snowflake" or not db_id.upper().endswith(SNOWFLAKE_SUFFIX):
+        return db_id
+    plain = db_id[: -len(SNOWFLAKE_SUFFIX)]
+    return plain if plain and fold(plain) in ids else db_id
 
 
 def _labels(readable: Any, names: list[str]) -> list[str]:

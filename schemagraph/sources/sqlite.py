@@ -62,7 +62,7 @@ def _introspect(file: Path, problems: list[str]) -> Database:
             else:
                 kept.append(fk)
         tables.append(Table(name, columns, tuple(kept)))
-    db = Database(file.stem, tuple(tables), origin=str(file), path=file)
+    db = Database(file.stem, tuple(tables), origin=str(file), path=file, dialect="sqlite")
     validate_database(db)
     return db
 
