@@ -30,10 +30,20 @@ class BuildReport:
     dropped_unsaid: int = 0
     attempts_unsaid: int = 0
     repaired: int = 0
+    #: of the kept questions: how many the readability check read, and how many it failed,
+    #: by kind (`indexer.synthesis.readability`)
+    readability_checked: int = 0
+    unreadable: int = 0
+    unreadable_kinds: dict[str, int] = field(default_factory=dict)
     traversals_synthesized: int = 0
     traversals_removed: int = 0
     traversals_reused: int = 0
-    """Traversals whose records were carried over from the previous build, not synthesized."""
+    """Traversals whose records were carried over from the previous build, or, in a resumed
+    build, journaled by its interrupted run: not synthesized by this run."""
+    #: a build that resumed an interrupted one, and how many of its traversals (counted in
+    #: `traversals_reused`) the interrupted run had journaled
+    resumed: bool = False
+    traversals_resumed: int = 0
     failed_traversals: int = 0
     reward_mean_initial: float = 0.0
     reward_mean_final: float = 0.0
@@ -111,6 +121,9 @@ class BuildReport:
             dropped_unsaid=int(totals.get("dropped_unsaid", 0)),
             attempts_unsaid=int(totals.get("attempts_unsaid", 0)),
             repaired=int(totals.get("repaired", 0)),
+            readability_checked=int(totals.get("readability_checked", 0)),
+            unreadable=int(totals.get("unreadable", 0)),
+            unreadable_kinds=dict(totals.get("unreadable_kinds", {})),
             traversals_synthesized=synthesized_traversals,
             traversals_removed=removed_traversals,
             traversals_reused=reused_traversals,
@@ -144,7 +157,14 @@ class BuildReport:
                 *self._example_lines(),
             ]
         out = [
-            f"build {self.build_id}",
+            f"build {self.build_id}"
+            + (
+                f" (resumed: {self.traversals_resumed} of "
+                f"{self.traversals_resumed + self.traversals_synthesized} traversals to "
+                "synthesize were done before it stopped)"
+                if self.resumed
+                else ""
+            ),
             f"  databases {self.databases}, tables {self.tables}, traversals {self.traversals} "
             f"({self.traversals_reused} reused, {self.traversals_synthesized} synthesized, "
             f"{self.traversals_removed} removed)",
@@ -155,6 +175,13 @@ class BuildReport:
             f"  reward mean: initial {self.reward_mean_initial:.2f} -> final "
             f"{self.reward_mean_final:.2f}",
         ]
+        if self.readability_checked:
+            kinds = ", ".join(f"{k} {v}" for k, v in sorted(self.unreadable_kinds.items()))
+            out.append(
+                f"  readability: {self.unreadable} of {self.readability_checked} kept questions "
+                f"({100 * self.unreadable / self.readability_checked:.1f} %) fail"
+                + (f" ({kinds})" if kinds else "")
+            )
         if self.reward_by_bucket_final:
             buckets = ", ".join(
                 f"{k} {self.reward_by_bucket_initial.get(k, 0):.2f}->{v:.2f}"

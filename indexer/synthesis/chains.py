@@ -26,6 +26,7 @@ from indexer.synthesis.pairs import (
     SynthesisRequest,
     Synthesizer,
 )
+from indexer.synthesis.readability import readability_problems
 from indexer.synthesis.reward import Reward, reward, reward_of_tree
 from indexer.synthesis.templates import TemplateSynthesizer
 from indexer.validate import Validation, validate_sql
@@ -137,6 +138,7 @@ def make_chain_runner(
                 continue
             seen.add(key)
             stats["operators"] = dict(Counter(dict(final.keywords)))
+            stats.update(_readability(pair.question))
             records.append(
                 {
                     "question": pair.question,
@@ -151,6 +153,19 @@ def make_chain_runner(
         return records
 
     return run
+
+
+def _readability(question: str) -> dict[str, Any]:
+    """A kept question's readability stats (`indexer.synthesis.readability`), which the build
+    report adds up into its failure rate."""
+    problems = readability_problems(question)
+    if not problems:
+        return {"readability_checked": 1}
+    return {
+        "readability_checked": 1,
+        "unreadable": 1,
+        "unreadable_kinds": dict.fromkeys(problems, 1),
+    }
 
 
 def _by_iteration(chain: ChainResult, iterations: int) -> dict[str, dict[str, float]]:
