@@ -28,7 +28,8 @@ from generator.prompt import PromptConfig, build_prompt, prompt_sample, schema_t
 from generator.text import approx_tokens
 from retriever.completion import adjacency, join_paths
 from schemagraph import Catalog, Database, DatabaseSample
-from schemagraph.model import fold
+from schemagraph.dialects import dialect_of, engine_label, name_parts, table_sql
+from schemagraph.model import Table, fold
 
 if TYPE_CHECKING:
     from schemarag.api.served import Loaded, ServedIndex
@@ -131,7 +132,7 @@ class Estate:
             "build": loaded.build_id,
             "confidence": round(result["confidence"], 3),
             "abstained": result["abstained"],
-            "databases": [_database(db) for db in result["databases"]],
+            "databases": [self._engine_names(_database(db)) for db in result["databases"]],
         }
         if result["abstained"]:
             answer["note"] = "no database seems to fit; the best candidates are listed"
@@ -231,7 +232,11 @@ class Estate:
             descriptions=not prompt.cuts.descriptions_dropped,
             hidden=prompt.hidden,
         )
-        lines = [f"-- database {db.id}: {len(prompt.tables)} of {len(db.tables)} tables", text]
+        engine = engine_label(dialect_of(db))
+        lines = [
+            f"-- database {db.id} ({engine} SQL): {len(prompt.tables)} of {len(db.tables)} tables",
+            text,
+        ]
         joins = _join_conditions(db, prompt.tables)
         if joins:
             lines.append("-- joins:\n" + "\n".join(f"--   {j}" for j in joins))
@@ -257,6 +262,11 @@ class Estate:
         db = self._database(database)
         if not sql.strip():
             raise EstateError("sql is empty: pass one SELECT query")
+        if not runnable(db):
+            raise EstateError(
+                f"database {db.id!r} ({engine_label(dialect_of(db))}) has no connection here, so "
+                "its queries cannot be run; verify the SQL's tables and columns with check_sql"
+            )
         limits = Limits(timeout_s=self.timeout_s, max_rows=max_rows, max_value_bytes=2000)
         try:
             outcome = database_runner(db, limits)(sql)
@@ -268,6 +278,23 @@ class Estate:
         answer = outcome_json(outcome)
         answer.pop("ok", None)
         answer["row_count"] = len(answer["rows"])
+        answer["database"] = db.id
+        return answer
+
+    def check_sql(self, database: str, sql: str) -> dict[str, Any]:
+        """`sql` verified against `database`'s catalog (`schemagraph.sql.check`), run nowhere."""
+        from schemagraph.sql.check import check_sql
+
+        if self.catalog is None:
+            raise EstateError(
+                "the server has no catalog to check SQL against: start it with --source, or "
+                "from a store that remembers its sources"
+            )
+        db = self._database(database)
+        if not sql.strip():
+            raise EstateError("sql is empty: pass one SELECT query")
+        result = check_sql(db, sql, self.catalog)
+        answer = result.as_dict()
         answer["database"] = db.id
         return answer
 
@@ -296,6 +323,34 @@ class Estate:
         hint = f"; did you mean {', '.join(near)}?" if near else "; see list_databases"
         raise EstateError(f"no database {database!r} in this estate{hint}")
 
+    def dialects(self) -> dict[str, str]:
+        """The dialect of each database of the catalog, by id (none without a catalog)."""
+        return {db.id: dialect_of(db) for db in self.catalog or ()}
+
+    def runnable(self) -> list[str]:
+        """The ids of the databases `run_sql` can query (a SQLite file or a server)."""
+        return [db.id for db in self.catalog or () if runnable(db)]
+
+    def _engine_names(self, item: dict[str, Any]) -> dict[str, Any]:
+        """A `find_tables` database with its dialect and, in a warehouse, its tables named as
+        the engine names them (the ids stay inside schemarag)."""
+        if self.catalog is None or item["db_id"] not in self.catalog:
+            return item
+        db = self.catalog.database(item["db_id"])
+        dialect = dialect_of(db)
+        named = {"db_id": item["db_id"], "dialect": dialect, **item}
+        if all(not t.engine_name for t in db.tables):
+            return named
+
+        def real(name: str) -> str:
+            return ".".join(name_parts(db.table(name))) if db.has_table(name) else name
+
+        for key in ("tables", "bridges"):
+            for table in named.get(key, ()):
+                table["name"] = real(table["name"])
+        named["chosen_tables"] = [real(t) for t in named["chosen_tables"]]
+        return named
+
     def _description(self, db_id: str) -> str:
         if self.catalog is None or db_id not in self.catalog:
             return ""
@@ -309,6 +364,7 @@ class Estate:
         join them (the bridges, named apart)."""
         if not tables:
             return None, []
+        tables = [_table_id(db, t) for t in tables]
         missing = [t for t in tables if not db.has_table(t)]
         if missing:
             have = ", ".join(t.name for t in db.tables[:30])
@@ -319,6 +375,24 @@ class Estate:
         names = [real[t] for t, _ in order]
         bridges = [real[t] for t, joins in order if joins is not None]
         return names, bridges
+
+
+def runnable(db: Database) -> bool:
+    """Whether `run_sql` can query `db`: it has a SQLite file or a server URL."""
+    return db.path is not None or db.url is not None
+
+
+def _table_id(db: Database, name: str) -> str:
+    """The id of the table of `db` that `name` names: its id, or its engine name however
+    written (`project.dataset.table`, backquoted or not; `DB.SCHEMA.TABLE`; its last part)."""
+    if db.has_table(name):
+        return name
+    wanted = [fold(p) for p in name.strip().strip("`").replace('"', "").split(".")]
+    for table in db.tables:
+        parts = [fold(p) for p in name_parts(table)]
+        if parts[-len(wanted) :] == wanted:
+            return table.name
+    return name
 
 
 def _database(db: dict[str, Any]) -> dict[str, Any]:
@@ -356,8 +430,14 @@ def _join_conditions(db: Database, tables: Sequence[str]) -> list[str]:
     for fk in db.foreign_keys:
         if fold(fk.table) in shown and fold(fk.ref_table) in shown:
             pairs = zip(fk.columns, fk.ref_columns, strict=False)
-            joins.append(" AND ".join(f"{fk.table}.{a} = {fk.ref_table}.{b}" for a, b in pairs))
+            left, right = _shown_name(db, fk.table), _shown_name(db, fk.ref_table)
+            joins.append(" AND ".join(f"{left}.{a} = {right}.{b}" for a, b in pairs))
     return list(dict.fromkeys(joins))
+
+
+def _shown_name(db: Database, name: str) -> str:
+    table: Table = db.table(name)
+    return table_sql(db, table) if table.engine_name else table.name
 
 
 def generation_pipeline(

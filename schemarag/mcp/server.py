@@ -5,10 +5,14 @@ Tools (their JSON schemas come from the signatures below):
 - `find_tables`      the ranked databases and tables for a question, with confidence;
 - `list_databases`   the databases of the estate, paged, with a pattern;
 - `describe_tables`  CREATE TABLE text, keys, sample rows and joins, cut to a token budget;
-- `run_sql`          one read-only query through the guard of `sql run`;
+- `check_sql`        one query verified against the catalog, run nowhere (every database);
+- `run_sql`          one read-only query through the guard of `sql run`, where there is a
+                     connection;
 - `generate_sql`     the `ask` pipeline, offered only when an LLM is configured.
 
-`describe_tables` and `run_sql` need the catalog (`--source`) and are offered only with it. A
+`describe_tables` and `run_sql` need the catalog (`--source`) and are offered only with it;
+`check_sql` is always listed (without a catalog it says what is missing). The instructions name
+each database's dialect and where `run_sql` can run. A
 request the estate refuses (a bad database name, SQL the guard refuses, a timeout) is a tool
 error (`isError`) whose text says what to change; an unexpected failure is one too, logged on
 one line, so the server never ends on a call. The resource `schemarag://index` tells which
@@ -24,8 +28,9 @@ from typing import Annotated, Any
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import ToolAnnotations
-from pydantic import Field
+from pydantic import Field, ValidationError
 
+from schemagraph.dialects import engine_label
 from schemarag.mcp.estate import (
     DEFAULT_ROWS,
     MAX_DESCRIBE_TOKENS,
@@ -42,9 +47,47 @@ __all__ = ["as_text", "create_server"]
 INSTRUCTIONS = (
     "schemarag knows the databases of this estate. Call find_tables with the user's question "
     "to learn which database and tables answer it, describe_tables to read their schema "
-    "(columns, keys, sample values, joins), then write one SQLite SELECT query and check it "
-    "with run_sql. list_databases browses the estate by name."
+    "(columns, nested fields, keys, sample values, joins), then write one SELECT query in that "
+    "database's dialect and verify it with check_sql, which resolves every table and column "
+    "against the catalog without running anything. list_databases browses the estate by name."
 )
+
+#: databases named one by one in the instructions up to this many per dialect
+NAMED_PER_DIALECT = 12
+
+
+def instructions(estate: Estate) -> str:
+    """What the agent reads first: the workflow, each database's dialect, where run_sql runs."""
+    dialects = estate.dialects()
+    if not dialects:
+        return INSTRUCTIONS + " (Without the catalog, describe_tables and check_sql cannot answer.)"
+    by_dialect: dict[str, list[str]] = {}
+    for db_id, dialect in sorted(dialects.items(), key=lambda kv: kv[0].lower()):
+        by_dialect.setdefault(dialect, []).append(db_id)
+    lines = [INSTRUCTIONS, "Dialects (write each database's SQL in its own):"]
+    for dialect, ids in sorted(by_dialect.items(), key=lambda kv: -len(kv[1])):
+        named = ", ".join(ids[:NAMED_PER_DIALECT])
+        more = f" and {len(ids) - NAMED_PER_DIALECT} more" if len(ids) > NAMED_PER_DIALECT else ""
+        lines.append(f"- {engine_label(dialect)}: {len(ids)} ({named}{more})")
+    lines.append("find_tables and describe_tables name each database's dialect too.")
+    runnable = estate.runnable()
+    if not runnable:
+        lines.append(
+            "No database has a connection here: run_sql cannot run queries; check_sql is how "
+            "to verify SQL."
+        )
+    elif len(runnable) < len(dialects):
+        shown = ", ".join(runnable[:NAMED_PER_DIALECT])
+        more = f" and {len(runnable) - NAMED_PER_DIALECT} more" if len(runnable) > 12 else ""
+        lines.append(
+            f"run_sql runs a query (SQLite's SQL, translated for a server) only on the "
+            f"{len(runnable)} databases with a connection ({shown}{more}); elsewhere use "
+            "check_sql."
+        )
+    else:
+        lines.append("run_sql also runs a query and returns its rows (SQLite's SQL).")
+    return "\n".join(lines)
+
 
 Question = Annotated[str, Field(min_length=1, max_length=2000, description="the question")]
 Database = Annotated[
@@ -68,9 +111,47 @@ def _call(name: str, work: Any) -> Any:
         raise ToolError(f"{name} failed: {type(exc).__name__}: {exc}") from None
 
 
+class _Server(MCPServer):
+    """The SDK's server, with a tool's argument errors said in one line of schemarag's words
+    (the SDK passes on pydantic's text, with its links)."""
+
+    async def call_tool(self, name: str, arguments: dict[str, Any], *args: Any, **kw: Any) -> Any:
+        try:
+            return await super().call_tool(name, arguments, *args, **kw)
+        except ToolError as exc:
+            if isinstance(exc.__cause__, ValidationError):
+                raise ToolError(argument_error(name, exc.__cause__)) from exc.__cause__
+            raise
+
+
+def argument_error(tool: str, error: ValidationError) -> str:
+    """One line naming each wrong argument and what it should be (never the value sent)."""
+    problems = []
+    for item in error.errors():
+        where = ".".join(str(part) for part in item["loc"]) or "arguments"
+        if item["type"] == "missing":
+            problems.append(f"`{where}` is required")
+        else:
+            message = item["msg"].replace("Input should be", "should be")
+            message = message.replace("Value error, ", "")
+            problems.append(f"`{where}` {message[:1].lower()}{message[1:]}")
+    return f"{tool}: {'; '.join(problems)}; see the tool's input schema"
+
+
+def package_version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("schemarag")
+    except PackageNotFoundError:
+        return "0+unknown"
+
+
 def create_server(estate: Estate, *, name: str = "schemarag") -> MCPServer:
     """The MCP server over `estate`, with the tools `estate` can answer."""
-    server: MCPServer = MCPServer(name, instructions=INSTRUCTIONS, log_level="WARNING")
+    server: MCPServer = _Server(
+        name, instructions=instructions(estate), version=package_version(), log_level="WARNING"
+    )
     read_only = ToolAnnotations(read_only_hint=True, open_world_hint=False)
 
     @server.tool(annotations=read_only)
@@ -103,6 +184,20 @@ def create_server(estate: Estate, *, name: str = "schemarag") -> MCPServer:
         return as_text(
             _call("list_databases", lambda: estate.list_databases(pattern, offset, limit))
         )
+
+    @server.tool(annotations=read_only)
+    def check_sql(
+        database: Database,
+        sql: Annotated[
+            str, Field(min_length=1, max_length=20000, description="one SELECT, in its dialect")
+        ],
+    ) -> str:
+        """Verify one SELECT against `database`'s catalog without running it: parsed in the
+        database's dialect (BigQuery, Snowflake, SQLite...), every table resolved (qualified,
+        unqualified, or a wildcard family), every column resolved through its scope (CTEs,
+        aliases, UNNEST/FLATTEN, struct paths), writes refused. `ok` true, or `problems`, each
+        naming the unknown name and the nearest real ones. Works where nothing can be run."""
+        return as_text(_call("check_sql", lambda: estate.check_sql(database, sql)))
 
     if estate.catalog is not None:
 
@@ -143,9 +238,10 @@ def create_server(estate: Estate, *, name: str = "schemarag") -> MCPServer:
             max_rows: Annotated[int, Field(ge=1, le=MAX_ROWS)] = DEFAULT_ROWS,
         ) -> str:
             """Run one read-only SELECT (SQLite's SQL) on `database` and return its columns and
-            rows. Anything that writes, attaches, changes settings or holds more than one
-            statement is refused; a query past the time limit is stopped; rows past `max_rows`
-            are cut (`truncated`)."""
+            rows, where the database has a connection (a SQLite file or a server; the
+            instructions list them; elsewhere use check_sql). Anything that writes, attaches,
+            changes settings or holds more than one statement is refused; a query past the time
+            limit is stopped; rows past `max_rows` are cut (`truncated`)."""
             return as_text(_call("run_sql", lambda: estate.run_sql(database, sql, max_rows)))
 
     if estate.generate is not None:

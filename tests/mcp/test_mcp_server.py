@@ -32,7 +32,7 @@ from tests.processes import group_members, wait_until_gone
 
 ROOT = Path(__file__).resolve().parents[2]
 KEY = "test-key-0123456789"
-CORE_TOOLS = {"find_tables", "list_databases", "describe_tables", "run_sql"}
+CORE_TOOLS = {"find_tables", "list_databases", "describe_tables", "check_sql", "run_sql"}
 
 NEVER_ENDING_CTE = (
     "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT count(*) FROM c"
@@ -483,7 +483,7 @@ def test_an_empty_store_is_said_at_once_and_no_source_means_two_tools(
                 return tools, found, time.monotonic() - started
 
     tools, found, waited = anyio.run(go)
-    assert {tool.name for tool in tools} == {"find_tables", "list_databases"}
+    assert {tool.name for tool in tools} == {"find_tables", "list_databases", "check_sql"}
     assert found.is_error and "holds no knowledge base yet" in text(found)
     assert "schemarag index build" in text(found)
     assert waited < 10
