@@ -105,9 +105,10 @@ class Estate:
             with self.served.lease() as loaded:
                 yield loaded
         except IndexNotReadyError:
-            raise EstateError(self._not_ready()) from None
+            raise EstateError(self.not_ready()) from None
 
-    def _not_ready(self) -> str:
+    def not_ready(self) -> str:
+        """Why no build answers now, in one sentence."""
         pending = self.served.pending
         where = self.served.source.where
         if pending.state == "empty":
@@ -150,12 +151,19 @@ class Estate:
         """The databases of the served build whose id matches `pattern` (a glob, or a part of
         the id; any case), `limit` from `offset`, with their table counts and names, the
         description the catalog gives their tables, and their twin groups."""
-        with self.build() as loaded:
-            tables: dict[str, list[str]] = {}
-            for entry in loaded.retriever.entries:
-                tables.setdefault(entry.db_id, []).append(entry.table)
-            twins = loaded.manifest.get("twins", [])
-            build_id = loaded.build_id
+        tables: dict[str, list[str]] = {}
+        if self.catalog is not None:  # answered at once, while the index may still load
+            for db in self.catalog:
+                tables[db.id] = [_shown_name(db, t.name, quoted=False) for t in db.tables]
+            loaded = self.served.current
+            twins = loaded.manifest.get("twins", []) if loaded is not None else []
+            build_id = loaded.build_id if loaded is not None else None
+        else:
+            with self.build() as loaded:
+                for entry in loaded.retriever.entries:
+                    tables.setdefault(entry.db_id, []).append(entry.table)
+                twins = loaded.manifest.get("twins", [])
+                build_id = loaded.build_id
         ids = sorted(tables, key=str.lower)
         if pattern:
             wanted = pattern.lower()
@@ -170,6 +178,8 @@ class Estate:
         databases = []
         for db_id in page:
             item: dict[str, Any] = {"db_id": db_id, "tables": len(tables[db_id])}
+            if self.catalog is not None:
+                item["dialect"] = dialect_of(self.catalog.database(db_id))
             item["table_names"] = tables[db_id][:20]
             description = self._description(db_id)
             if description:
@@ -178,6 +188,9 @@ class Estate:
                 item["twins"] = [m for m in twin_of[db_id] if m != db_id]
             databases.append(item)
         answer: dict[str, Any] = {"build": build_id, "total": len(ids), "databases": databases}
+        if build_id is None:
+            del answer["build"]
+            answer["note"] = "the index is still loading: twins are listed once it has loaded"
         if offset + limit < len(ids):
             answer["next_offset"] = offset + limit
         return answer
@@ -343,7 +356,7 @@ class Estate:
             return named
 
         def real(name: str) -> str:
-            return ".".join(name_parts(db.table(name))) if db.has_table(name) else name
+            return _shown_name(db, name, quoted=False) if db.has_table(name) else name
 
         for key in ("tables", "bridges"):
             for table in named.get(key, ()):
@@ -435,9 +448,12 @@ def _join_conditions(db: Database, tables: Sequence[str]) -> list[str]:
     return list(dict.fromkeys(joins))
 
 
-def _shown_name(db: Database, name: str) -> str:
+def _shown_name(db: Database, name: str, *, quoted: bool = True) -> str:
+    """Table `name` of `db` as its engine names it (quoted for SQL, or its dotted parts)."""
     table: Table = db.table(name)
-    return table_sql(db, table) if table.engine_name else table.name
+    if not table.engine_name:
+        return table.name
+    return table_sql(db, table) if quoted else ".".join(name_parts(table))
 
 
 def generation_pipeline(

@@ -25,7 +25,8 @@ import json
 import logging
 from typing import Annotated, Any
 
-from mcp.server.mcpserver import MCPServer
+import anyio
+from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import ToolAnnotations
 from pydantic import Field, ValidationError
@@ -100,6 +101,32 @@ def as_text(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
 
 
+#: seconds between two progress notifications of a call waiting for the index
+PROGRESS_EVERY_S = 1.0
+
+
+async def _loaded(estate: Estate, ctx: Context) -> None:
+    """Wait, at most `estate.ready_timeout_s`, for the index to load, telling the client how
+    long so far in a progress notification each `PROGRESS_EVERY_S`; a `ToolError` saying it is
+    still loading (or why it cannot) when it has not."""
+    served = estate.served
+    waited = 0.0
+    while not served.ready and served.pending.state in ("starting", "loading"):
+        if waited >= estate.ready_timeout_s:
+            break
+        pending = served.pending
+        what = f"loading the index {pending.build}" if pending.build else "opening the store"
+        await ctx.report_progress(waited, estate.ready_timeout_s, f"{what} ({waited:.0f} s)")
+        step = min(PROGRESS_EVERY_S, estate.ready_timeout_s - waited)
+        for _ in range(int(step / 0.05) or 1):
+            if served.ready:
+                break
+            await anyio.sleep(0.05)
+        waited += step
+    if not served.ready:
+        raise ToolError(estate.not_ready())
+
+
 def _call(name: str, work: Any) -> Any:
     """Run a tool's work; `EstateError` and anything unexpected become a `ToolError`."""
     try:
@@ -155,8 +182,9 @@ def create_server(estate: Estate, *, name: str = "schemarag") -> MCPServer:
     read_only = ToolAnnotations(read_only_hint=True, open_world_hint=False)
 
     @server.tool(annotations=read_only)
-    def find_tables(
+    async def find_tables(
         question: Question,
+        ctx: Context,
         top_databases: Annotated[int, Field(ge=1, le=20, description="databases")] = 3,
         top_tables: Annotated[int, Field(ge=1, le=50, description="tables per database")] = 5,
     ) -> str:
@@ -165,8 +193,13 @@ def create_server(estate: Estate, *, name: str = "schemarag") -> MCPServer:
         (the joinable set to write SQL against, bridge tables included), twin databases with the
         same schema, and similar example questions with their SQL. `build` names the index
         build that answered."""
+        await _loaded(estate, ctx)
         return as_text(
-            _call("find_tables", lambda: estate.find_tables(question, top_databases, top_tables))
+            await anyio.to_thread.run_sync(
+                _call,
+                "find_tables",
+                lambda: estate.find_tables(question, top_databases, top_tables),
+            )
         )
 
     @server.tool(annotations=read_only)
