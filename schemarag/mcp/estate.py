@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from generator.prompt import PromptConfig, build_prompt, prompt_sample, schema_text
 from generator.text import approx_tokens
+from indexer.synthesis.readability import readable
 from retriever.completion import adjacency, join_paths
 from schemagraph import Catalog, Database, DatabaseSample
 from schemagraph.dialects import dialect_of, engine_label, name_parts, table_sql
@@ -129,18 +130,26 @@ class Estate:
             raise EstateError("question is empty: ask it in words")
         with self.build() as loaded, self._retrieving:
             result = loaded.retriever.retrieve(question, top_databases, top_tables).as_dict()
+        if result["abstained"]:  # what the router does not trust, said first and short
+            return {
+                "abstained": True,
+                "note": "no database seems to fit the question; these are only candidates",
+                "confidence": round(result["confidence"], 3),
+                "build": loaded.build_id,
+                "candidates": [self._candidate(db, top_tables) for db in result["databases"]],
+            }
         answer: dict[str, Any] = {
             "build": loaded.build_id,
             "confidence": round(result["confidence"], 3),
-            "abstained": result["abstained"],
+            "abstained": False,
             "databases": [self._engine_names(_database(db)) for db in result["databases"]],
         }
-        if result["abstained"]:
-            answer["note"] = "no database seems to fit; the best candidates are listed"
         if result["twins"] is not None:
             answer["twins"] = result["twins"]
-        if result["examples"]:
-            answer["examples"] = [_example(e) for e in result["examples"]]
+        # agents copy what they read: only examples that read as English are shown
+        examples = [_example(e) for e in result["examples"] if readable(e["question"])]
+        if examples:
+            answer["examples"] = examples
         if result["pooling_error"]:
             answer["pooling_error"] = result["pooling_error"]
         return answer
@@ -343,6 +352,15 @@ class Estate:
     def runnable(self) -> list[str]:
         """The ids of the databases `run_sql` can query (a SQLite file or a server)."""
         return [db.id for db in self.catalog or () if runnable(db)]
+
+    def _candidate(self, db: dict[str, Any], top_tables: int) -> dict[str, Any]:
+        """A database of an abstained answer: its id, score and table names only."""
+        named = self._engine_names(_database(db))
+        item = {"db_id": named["db_id"], "score": named["score"]}
+        if "dialect" in named:
+            item["dialect"] = named["dialect"]
+        item["tables"] = [t["name"] for t in named["tables"][:top_tables]]
+        return item
 
     def _engine_names(self, item: dict[str, Any]) -> dict[str, Any]:
         """A `find_tables` database with its dialect and, in a warehouse, its tables named as
