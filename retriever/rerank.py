@@ -19,11 +19,14 @@ keys between the shown tables, within `max_chars` characters. Training
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import json
+import math
 import os
 import re
-from collections.abc import Sequence
+import time
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -32,6 +35,7 @@ import numpy as np
 import numpy.typing as npt
 
 from retriever.errors import RetrieverError
+from retriever.result import RankedDatabase, RetrievalResult
 from retriever.tables import TableEntry
 from schemagraph.documentation import phrase, summary
 from schemagraph.model import fold
@@ -42,7 +46,10 @@ __all__ = [
     "DEFAULT_MAX_TOKENS",
     "FORMAT",
     "CrossEncoder",
+    "blend_order",
     "condensed_schema",
+    "database_texts",
+    "rerank_result",
 ]
 
 #: the weights file's format, in its metadata
@@ -128,6 +135,60 @@ def condensed_schema(
     if joins:
         text += " | joins: " + "; ".join(joins)
     return text[:max_chars]
+
+
+def database_texts(
+    databases: Sequence[RankedDatabase],
+    question: str,
+    entries: Mapping[tuple[str, str], TableEntry],
+    *,
+    tables_shown: int = SCHEMA_TABLES,
+) -> list[str]:
+    """Each ranked database as `condensed_schema` of its best tables in the retriever's order;
+    `entries` by `TableEntry.key`."""
+    texts = []
+    for db in databases:
+        keys = [(fold(db.db_id), fold(t.name)) for t in db.tables[:tables_shown]]
+        shown = [entries[k] for k in keys if k in entries]
+        texts.append(condensed_schema(db.db_id, shown, question, max_tables=tables_shown))
+    return texts
+
+
+def blend_order(fast: Sequence[float], reranked: Sequence[float], weight: float) -> list[int]:
+    """The order of the blend: the retriever's scores and the reranker's, each standardized
+    over the candidates, the reranker's times `weight` (``math.inf``: its order alone; ties
+    keep the retriever's order)."""
+
+    def standardized(values: Sequence[float]) -> npt.NDArray[np.float64]:
+        array = np.asarray(values, dtype=np.float64)
+        return (array - array.mean()) / (array.std() + 1e-6)
+
+    if math.isinf(weight):
+        total = standardized(reranked)
+    else:
+        total = standardized(fast) + weight * standardized(reranked)
+    return [int(i) for i in np.argsort(-total, kind="stable")]
+
+
+def rerank_result(
+    result: RetrievalResult,
+    model: CrossEncoder,
+    entries: Mapping[tuple[str, str], TableEntry],
+    *,
+    k: int = 5,
+    weight: float = 1.0,
+) -> RetrievalResult:
+    """`result` with its first `k` databases reordered by `blend_order` (the rest follow as
+    they were); the time spent is added to its timings as "rerank" (ms)."""
+    started = time.perf_counter()
+    head = result.databases[:k]
+    if len(head) < 2:
+        return result
+    scores = model.score(result.question, database_texts(head, result.question, entries))
+    order = blend_order([d.score for d in head], scores.tolist(), weight)
+    databases = tuple(head[i] for i in order) + result.databases[k:]
+    timings = {**result.timings, "rerank": (time.perf_counter() - started) * 1000}
+    return dataclasses.replace(result, databases=databases, timings=timings)
 
 
 def _minilm_path(base: Path | None) -> Path:

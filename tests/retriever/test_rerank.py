@@ -5,16 +5,19 @@ few training steps teach it a pair."""
 from __future__ import annotations
 
 import importlib.util
+import math
 import os
 from pathlib import Path
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from indexer.build.table_documents import table_document
 from retriever.errors import RetrieverError
-from retriever.rerank import FORMAT, condensed_schema
+from retriever.rerank import FORMAT, blend_order, condensed_schema, database_texts, rerank_result
+from retriever.result import RankedDatabase, RankedTable, RetrievalResult
 from retriever.tables import ForeignKeyRef, TableEntry
 from schemagraph import Catalog
 from schemagraph.name_words import spaced_words
@@ -207,3 +210,47 @@ def test_a_few_steps_teach_it_which_schema_answers(tmp_path: Path) -> None:
     model.save(path)
     loaded = CrossEncoder.load(path).score(question, texts)
     assert loaded[0] > loaded[1]
+
+
+def test_the_blend_keeps_the_retriever_order_at_weight_zero_and_follows_the_model_alone() -> None:
+    fast = [3.0, 2.0, 1.0]
+    model = [0.0, 5.0, 1.0]
+    assert blend_order(fast, model, 0.0) == [0, 1, 2]
+    assert blend_order(fast, model, math.inf) == [1, 2, 0]
+    # in between, a large enough lead of the model wins
+    assert blend_order(fast, model, 2.0)[0] == 1
+    # ties keep the retriever's order
+    assert blend_order([1.0, 1.0], [0.0, 0.0], 1.0) == [0, 1]
+
+
+@needs_minilm
+def test_rerank_result_reorders_the_first_k_and_keeps_the_rest(
+    one_layer: Path, sample_catalog: Catalog
+) -> None:
+    from retriever.rerank import CrossEncoder
+
+    model = CrossEncoder.load(one_layer)
+    known = {
+        e.key: e
+        for db in ("concert_singer", "car_1", "pets_1")
+        for e in entries(sample_catalog, db)
+    }
+    databases = tuple(
+        RankedDatabase(db, score, (RankedTable(table, 1.0),))
+        for db, score, table in (
+            ("car_1", 0.9, "cars_data"),
+            ("pets_1", 0.8, "Pets"),
+            ("concert_singer", 0.7, "singer"),
+            ("flight_2", 0.1, "flights"),
+        )
+    )
+    result = RetrievalResult("How many singers are from France?", databases, (), 0.5, False)
+    texts = database_texts(databases[:3], result.question, known)
+    assert texts[2].startswith("concert singer | singer: ")
+    scores = model.score(result.question, texts)
+    reranked = rerank_result(result, model, known, k=3, weight=math.inf)
+    expected = [databases[i].db_id for i in np.argsort(-scores, kind="stable")]
+    assert [d.db_id for d in reranked.databases] == [*expected, "flight_2"]
+    assert reranked.timings["rerank"] > 0
+    unchanged = rerank_result(result, model, known, k=3, weight=0.0)
+    assert [d.db_id for d in unchanged.databases] == [d.db_id for d in databases]
