@@ -42,21 +42,89 @@ def embedder_spec_of(manifest: Mapping[str, Any]) -> str:
     return spec_of_embedder(str(manifest.get("embedder", "") or "minilm"))
 
 
-def prepare_query_embedder(embedder: Embedder) -> Embedder:
+def prepare_query_embedder(embedder: Embedder, *, warming: bool = False) -> Embedder:
     """Ready an embedder for serving: MiniLM is loaded now (not on the first request), runs
     torch on one thread per pass (the server's parallelism comes from its workers, and extra
     threads per pass only contend on a busy machine), in bfloat16 when the CPU has it natively
-    (3x faster; cosine 0.99999 with fp32); other embedders are returned as they are."""
+    (3x faster; cosine 0.99999 with fp32); other embedders are returned as they are.
+
+    `warming`: MiniLM answers at once from NumPy and loads torch in the background once the
+    index has opened (`WarmingEmbedder`): importing torch and sentence-transformers takes 4-6 s
+    of a server's start, which a first question need not wait for."""
     from providers.minilm_embedder import MiniLMEmbedder
 
     if not isinstance(embedder, MiniLMEmbedder):
         return embedder
+    if warming:
+        return WarmingEmbedder(embedder.with_precision("auto"))
     import torch
 
     torch.set_num_threads(1)
     embedder = embedder.with_precision("auto")
     embedder.load()
     return embedder
+
+
+class WarmingEmbedder:
+    """MiniLM that embeds from NumPy (fp32, loaded in a fraction of a second) until `warm` has
+    loaded torch in a background thread, then from torch (bfloat16 where native). The load
+    starts once a first question has been embedded, or `FIRST_ANSWER_S` after `warm`. A call of
+    more texts than NumPy takes (`NUMPY_TEXTS`: the schema vocabulary when no cache holds it)
+    loads torch on the spot. The two engines' vectors agree to a cosine of 0.99999."""
+
+    symmetric = True
+
+    #: how long the background load waits for the first question to be answered first (an
+    #: import holds the interpreter lock, and the first answer is what a user waits for)
+    FIRST_ANSWER_S = 5.0
+
+    def __init__(self, torch_embedder: Any) -> None:
+        self.torch = torch_embedder
+        self.numpy = torch_embedder.with_engine("numpy")
+        self.ready = threading.Event()
+        self._answered = threading.Event()
+        self._started = False
+        self._lock = threading.Lock()
+
+    @property
+    def name(self) -> str:
+        return str(self.torch.name)
+
+    @property
+    def dim(self) -> int:
+        return int(self.torch.dim)
+
+    def warm(self) -> None:
+        """Start loading torch in the background (once)."""
+        with self._lock:
+            if self._started:
+                return
+            self._started = True
+        threading.Thread(target=self._load, name="schemarag-warm-minilm", daemon=True).start()
+
+    def _load(self) -> None:
+        self._answered.wait(self.FIRST_ANSWER_S)
+        try:
+            import torch
+
+            torch.set_num_threads(1)
+            self.torch.embed_query("warm up")
+        except Exception as exc:  # NumPy goes on answering
+            log.warning("MiniLM stays on NumPy: torch failed to load: %s", exc)
+            return
+        self.ready.set()
+        log.info("MiniLM now runs on torch")
+
+    def embed_documents(self, texts: Sequence[str]) -> Vectors:
+        if self.ready.is_set():
+            return self.torch.embed_documents(texts)
+        vectors: Vectors = self.numpy.embed_documents(texts)
+        if self._started:
+            self._answered.set()
+        return vectors
+
+    def embed_query(self, text: str) -> Vectors:
+        return self.embed_documents([text])[0]
 
 
 class VocabularyEmbedder:
@@ -193,6 +261,9 @@ class StoreSource:
             kb.close()
             raise
         vocabulary.opened()
+        warm = getattr(embedder, "warm", None)
+        if warm is not None:
+            warm()
         return retriever
 
     def embedder(self, spec: str) -> Embedder:

@@ -9,6 +9,10 @@ while serving (see `schemarag.api.served`).
 copy of the index and the model: Python runs one thread at a time per process, so on a machine
 with several cores this is how retrieval uses them. Each worker rebuilds the app from the
 command's options, passed in the environment variable `SCHEMARAG_SERVE_ARGS`.
+
+Without `--source`, the catalog is loaded from the sources the store's build was made from
+(recorded in its manifest); a recorded file or folder that moved stops the command with one
+line naming it and `--source`.
 """
 
 from __future__ import annotations
@@ -26,7 +30,12 @@ from indexer import StoreLocation
 from providers import LLM, ConfigurationError, Embedder, MissingDependencyError, ProviderCache
 from retriever import ABSTAIN_THRESHOLD
 from schemagraph.parent_watch import exit_with_parent
-from schemarag.cli.common import add_command, add_served_store
+from schemarag.cli.common import (
+    add_command,
+    add_served_store,
+    load_given_sources,
+    use_remembered_sources,
+)
 from schemarag.settings import Settings
 
 if TYPE_CHECKING:
@@ -47,8 +56,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--source",
         action="append",
         metavar="KIND:PATH",
-        help="catalog the index was built from, repeatable; enables POST /v1/examples, and "
-        "POST /v1/generate (with SCHEMARAG_LLM)",
+        help="catalog the index was built from, repeatable (default: the sources the store's "
+        "build recorded); enables POST /v1/examples, and POST /v1/generate (with SCHEMARAG_LLM)",
     )
     parser.add_argument(
         "--pool", default=None, metavar="LLM", help="LLM spec behind `pool: true` (default: off)"
@@ -87,6 +96,8 @@ _WORKER_ARGS = (
     "collection",
     "embedder",
     "source",
+    "source_schemas",
+    "source_exclude",
     "pool",
     "examples",
     "abstain_below",
@@ -133,6 +144,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     settings = Settings.from_env()
     check_exposure(args.host, settings.api_key)
     StoreLocation.parse(args.store or settings.store_path)  # a file is refused here
+    use_remembered_sources(args, _location(args, settings))
     if not 0 < args.port < 65536:
         raise ConfigurationError(f"--port must be in 1..65535, got {args.port}")
     if not 1 <= args.workers <= 64:
@@ -161,10 +173,10 @@ def cmd_serve(args: argparse.Namespace) -> int:
         where = location.where
         ApiOptions.from_env()
         retriever_config(args)
-        make_generation(settings, args.source)
+        make_generation(settings, args)
         if args.pool:
             settings.llm(args.pool)
-        options = {name: getattr(args, name) for name in _WORKER_ARGS}
+        options = {name: getattr(args, name, None) for name in _WORKER_ARGS}
         os.environ[ARGS_ENV] = json.dumps({**options, SUPERVISOR: os.getpid()})
     print(
         f"schemarag: serving {where} on http://{args.host}:{args.port} "
@@ -204,7 +216,6 @@ def make_app(args: argparse.Namespace, settings: Settings) -> FastAPI:
     """The app `args` describe, with this process's logging and BLAS threads set up."""
     from schemarag.api import ApiOptions, create_app
     from schemarag.api.examples import ExampleIntake
-    from schemarag.cli.common import load
 
     options = ApiOptions.from_env()
     if args.log_questions:
@@ -213,10 +224,10 @@ def make_app(args: argparse.Namespace, settings: Settings) -> FastAPI:
     location = _location(args, settings)
     source = store_source(args, settings)
     pool_llm: LLM | None = settings.llm(args.pool) if args.pool else None
-    generation = make_generation(settings, args.source)
+    generation = make_generation(settings, args)
     examples = None
     if args.source:
-        catalog = generation.catalog if generation.catalog is not None else load(args.source)
+        catalog = generation.catalog if generation.catalog is not None else load_given_sources(args)
         examples = ExampleIntake(catalog, location, source.embedder)
     app = create_app(
         settings,
@@ -233,12 +244,16 @@ def make_app(args: argparse.Namespace, settings: Settings) -> FastAPI:
 
 def store_source(args: argparse.Namespace, settings: Settings) -> StoreSource:
     """The store of `args` (`--store`, `--collection`, `--embedder`, `--examples`,
-    `--abstain-below`) as `serve` reads it: MiniLM warm and on one torch thread, the schema
+    `--abstain-below`) as `serve` reads it: MiniLM answering from NumPy at once and from torch,
+    on one thread, once loaded in the background (`WarmingEmbedder`), the schema
     vocabulary's vectors in the provider cache (closed with the source)."""
     from schemarag.api import StoreSource, prepare_query_embedder
+    from schemarag.cli.retrieve import single_threaded
+
+    single_threaded(torch=False)  # one question at a time: one BLAS thread is fastest
 
     def make_embedder(spec: str) -> Embedder:
-        return prepare_query_embedder(settings.embedder(spec))
+        return prepare_query_embedder(settings.embedder(spec), warming=True)
 
     return StoreSource(
         _location(args, settings),
@@ -256,21 +271,20 @@ def retriever_config(args: argparse.Namespace) -> RetrieverConfig:
     return RetrieverConfig(examples=args.examples, abstain_below=args.abstain_below)
 
 
-def make_generation(settings: Settings, sources: list[str] | None) -> Generation:
-    """The generation setup: the catalog of `--source` and the LLM of SCHEMARAG_LLM."""
+def make_generation(settings: Settings, args: argparse.Namespace) -> Generation:
+    """The generation setup: the catalog of `--source` (or the sources the store remembers)
+    and the LLM of SCHEMARAG_LLM."""
     from generator import Models
     from schemarag.api import Generation
-    from schemarag.cli.common import load
 
     missing = []
-    if not sources:
+    if not args.source:
         missing.append("start the server with the catalog the index was built from (--source)")
     if not settings.llm_spec:
         missing.append("set SCHEMARAG_LLM to a language model spec")
     if missing:
         return Generation.unavailable(*missing)
-    assert sources is not None
-    return Generation(load(sources), Models((settings.llm(),)), prices=settings.prices)
+    return Generation(load_given_sources(args), Models((settings.llm(),)), prices=settings.prices)
 
 
 def configure_logging(*, access: bool) -> None:

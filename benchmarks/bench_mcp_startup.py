@@ -1,0 +1,131 @@
+"""Time from spawning `schemarag mcp` (stdio) to its first answers, A/B against another checkout.
+
+What an agent's user waits for in every new session: the seconds from the spawn of the real
+command, spoken to by the MCP SDK's client, to the first `list_databases` answer (the catalog)
+and to the first `find_tables` answer (the index). Each run spawns a fresh process; with
+`--baseline DIR` (a checkout of another commit, e.g. `git worktree add /tmp/before REV`) the
+two are interleaved run by run, so a noisy shared machine weighs on both alike; medians are
+reported.
+
+    flock /tmp/heavy.lock .venv/bin/python benchmarks/bench_mcp_startup.py --store STORE \\
+        [--source spider:../shared/data/spider] [--runs 5] [--baseline /tmp/before] \\
+        [--label 166] [--json benchmarks/results/mcp-startup.json]
+
+The result file keeps one entry per `--label` (the estate's size), so runs at 166 and 1,000
+databases accumulate in it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def first_answers(repo: Path, store: str, sources: list[str]) -> dict[str, float]:
+    """Seconds from the spawn to the first list_databases and find_tables answers."""
+    import anyio
+    from mcp import Client, StdioServerParameters
+    from mcp.client.stdio import stdio_client
+
+    args = ["-m", "schemarag", "mcp", "--store", store]
+    for source in sources:
+        args += ["--source", source]
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=args,
+        env={**os.environ, "PYTHONPATH": str(repo)},
+        cwd=str(repo),
+    )
+
+    async def once() -> dict[str, float]:
+        started = time.perf_counter()
+        with open(os.devnull, "w") as errlog:
+            async with Client(stdio_client(params, errlog=errlog)) as client:
+                listed = await client.call_tool("list_databases", {"limit": 5})
+                listed_s = time.perf_counter() - started
+                found = await client.call_tool(
+                    "find_tables", {"question": "how many singers are there"}
+                )
+                found_s = time.perf_counter() - started
+                assert not listed.is_error and not found.is_error, (listed, found)
+                return {"list_databases": listed_s, "find_tables": found_s}
+
+    return anyio.run(once)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--store", required=True)
+    parser.add_argument("--source", action="append", default=[])
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--baseline", type=Path, help="a checkout of the commit to compare")
+    parser.add_argument("--label", default="", help="the estate, e.g. 166 or 1000")
+    parser.add_argument("--json", type=Path)
+    args = parser.parse_args()
+
+    repos = {"this": REPO}
+    if args.baseline:
+        repos = {"baseline": args.baseline.resolve(), "this": REPO}
+    runs: dict[str, list[dict[str, float]]] = {name: [] for name in repos}
+    for run in range(args.runs):
+        for name, repo in repos.items():
+            seconds = first_answers(repo, args.store, args.source)
+            runs[name].append(seconds)
+            print(
+                f"run {run + 1} {name}: {json.dumps({k: round(v, 2) for k, v in seconds.items()})}"
+            )
+    commits = {
+        name: subprocess.run(
+            ["git", "-C", str(repo), "rev-parse", "--short", "HEAD"],
+            capture_output=True,
+            text=True,
+            check=False,
+        ).stdout.strip()
+        for name, repo in repos.items()
+    }
+    entry: dict[str, Any] = {
+        "store": args.store,
+        "sources": args.source,
+        "runs": args.runs,
+        "date": datetime.now(UTC).strftime("%Y-%m-%d"),
+        "command": " ".join([Path(sys.executable).name, *sys.argv]),
+    }
+    for name, values in runs.items():
+        entry[name] = {
+            "commit": commits[name],
+            **{
+                f"{tool}_median_s": round(statistics.median(v[tool] for v in values), 2)
+                for tool in ("list_databases", "find_tables")
+            },
+            "find_tables_s": [round(v["find_tables"], 2) for v in values],
+        }
+    print(json.dumps(entry, indent=1))
+    if args.json:
+        report: dict[str, Any] = {}
+        if args.json.exists():
+            report = json.loads(args.json.read_text())
+        report.update(
+            {
+                "benchmark": "mcp-startup",
+                "machine": f"{os.cpu_count()} cores, {platform.machine()}, Python "
+                f"{platform.python_version()}, shared",
+            }
+        )
+        report.setdefault("estates", {})[args.label or str(len(report.get("estates", {})))] = entry
+        args.json.write_text(json.dumps(report, indent=1) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
