@@ -92,6 +92,15 @@ def load_files(
     except SchemaGraphError as exc:
         raise BenchmarkDataError(str(exc)) from None
     catalog = _attach_databases(catalog, databases)
+    return questions_over(catalog, questions, name=name, dialect=dialect)
+
+
+def questions_over(
+    catalog: Catalog, questions: Path, *, name: str | None = None, dialect: str = "sqlite"
+) -> BenchDataset:
+    """Questions of `questions` over `catalog`, read from any sources (`schemarag index build`'s
+    source specs): a pool without a tables.json, such as a warehouse's INFORMATION_SCHEMA
+    export. Gold tables are matched to the catalog's table ids."""
     rows = _read_json_list(questions)
     parsed: list[BenchQuestion] = []
     skipped: list[str] = []

@@ -17,6 +17,7 @@ from evaluation.datasets import (
     BenchDataset,
     load_dataset,
     load_files,
+    questions_over,
     stratified_sample,
 )
 from evaluation.errors import BenchmarkDataError
@@ -52,6 +53,14 @@ def register(sub: argparse._SubParsersAction) -> None:
     recall.add_argument("--data", type=Path, default=None, help="Spider folder")
     recall.add_argument(
         "--tables", type=Path, nargs="+", help="tables.json file(s) (any benchmark)"
+    )
+    recall.add_argument(
+        "--source",
+        action="append",
+        default=[],
+        metavar="SPEC",
+        help="the pool as `index build` reads it (infoschema:DIR, ddl:DIR, spider:DIR, ...; "
+        "repeatable), instead of --tables: a store built from any sources, with --questions",
     )
     recall.add_argument(
         "--questions",
@@ -178,8 +187,10 @@ def _dialect(name: str) -> str:
 
 
 def cmd_recall(args: argparse.Namespace) -> int:
-    if (args.tables is None) != (args.questions is None):
-        raise BenchmarkDataError("--tables and --questions go together")
+    if args.source and args.tables is not None:
+        raise BenchmarkDataError("--source and --tables are two pools; give one")
+    if ((args.tables is None) and not args.source) != (args.questions is None):
+        raise BenchmarkDataError("--tables (or --source) and --questions go together")
     if args.per_question and args.json is None:
         raise BenchmarkDataError("--per-question goes into the --json report; add --json OUT")
     if args.docs and args.store is not None:
@@ -195,7 +206,16 @@ def cmd_recall(args: argparse.Namespace) -> int:
         raise BenchmarkDataError("--precision applies to the minilm embedder only")
     if args.examples is not None:
         read_examples(args.examples)  # an unreadable file stops here, before any work
-    if args.tables is not None:
+    if args.source:
+        from schemarag.cli.common import load
+
+        dataset = questions_over(
+            load(args.source),
+            args.questions,
+            name=args.questions.stem,
+            dialect=_dialect(args.dialect),
+        )
+    elif args.tables is not None:
         dataset = load_files(
             args.tables,
             args.questions,

@@ -301,7 +301,7 @@ def test_bench_cli_reports_user_mistakes_in_one_line(
 ) -> None:
     code = main(["bench", "recall", "--questions", str(tmp_path / "q.json")])
     assert code == 2
-    assert "--tables and --questions go together" in capsys.readouterr().err
+    assert "--tables (or --source) and --questions go together" in capsys.readouterr().err
 
 
 @pytest.mark.spider
@@ -349,3 +349,31 @@ def test_bench_recall_adds_users_examples_and_refuses_an_evaluated_one(
     )
     assert main([*common, "--examples", str(leaked)]) == 2
     assert "evaluated question" in capsys.readouterr().err
+
+
+def test_bench_recall_reads_a_pool_from_any_source_without_a_tables_json(
+    tmp_path: Path, embedder: HashingEmbedder
+) -> None:
+    """--source takes the specs `index build` takes: a warehouse export is measured as it is,
+    gold tables named as the export names them."""
+    from schemarag.cli.common import load
+
+    warehouse = Path(__file__).resolve().parents[1] / "fixtures" / "warehouse"
+    sources = [f"infoschema:{warehouse / 'bigquery'}", f"infoschema:{warehouse / 'snowflake'}"]
+    store = write_store(tmp_path / "kb", load(sources), embedder, [])
+    questions = tmp_path / "q.json"
+    rows = [
+        {"db_id": "SHOP_DB", "question": "Orders by status", "gold_tables": ["ORDERS"]},
+        {
+            "db_id": "acme-retail-prod",
+            "question": "Customers by country",
+            "gold_tables": ["crm__customers"],
+        },
+    ]
+    questions.write_text(json.dumps(rows))
+    out = tmp_path / "recall.json"
+    argv = ["bench", "recall", *(a for s in sources for a in ("--source", s))]
+    argv += ["--questions", str(questions), "--store", str(store), "--embedder", embedder.name]
+    assert main([*argv, "--json", str(out)]) == 0
+    report = json.loads(out.read_text())
+    assert report["questions"] == 2 and report["databases"] == 2
