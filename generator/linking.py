@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from schemagraph import Database
+from schemagraph.dialects import dialect_of, name_parts
+from schemagraph.model import fold
 from schemagraph.sql import SqlError, spider_hardness, tables_in_sql
 
 
@@ -54,11 +56,20 @@ def link_tables(db: Database, presql: str | None, schema: Sequence[str]) -> Link
     if not presql:
         return Linking(tuple(schema), True, "no PreSQL", hardness=hardness)
     try:
-        named = tables_in_sql(presql)
+        named = tables_in_sql(presql, dialect=dialect_of(db))
     except SqlError as exc:
         return Linking(tuple(schema), True, f"PreSQL does not parse: {exc}", hardness=hardness)
-    known = [t.name for t in db.tables if t.name.lower() in named]
-    unknown = tuple(sorted(n for n in named if not db.has_table(n)))
+    # a warehouse table is named as its engine names it: matched by its last part, and a
+    # wildcard (`ga_sessions_*`) stands for the family it covers
+    read = {t.name: fold(name_parts(t)[-1]) for t in db.tables}
+    stems = [n[:-1] for n in named if n.endswith("*")]
+    known = [
+        t
+        for t, last in read.items()
+        if fold(t) in named or last in named or any(last.startswith(s) for s in stems)
+    ]
+    covered = {fold(t) for t in known} | {read[t] for t in known}
+    unknown = tuple(sorted(n for n in named if n not in covered and not n.endswith("*")))
     if not known:
         return Linking(
             tuple(schema), True, "PreSQL reads no table of the database", unknown, hardness

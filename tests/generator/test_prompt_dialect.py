@@ -41,3 +41,17 @@ def test_a_sqlite_prompt_is_as_before() -> None:
     assert prompt.system == SYSTEM_PROMPT
     assert INSTRUCTION in prompt.user
     assert "UNION ALL" in prompt.user
+
+
+def test_linking_reads_warehouse_sql_in_its_dialect_and_wildcards_cover_their_family() -> None:
+    from generator.linking import link_tables
+
+    db = _shards("bigquery")
+    sql = (
+        "SELECT COUNT(*) FROM `acme-prod.web.ga_sessions_2017080*`, UNNEST(hits) AS h "
+        "WHERE _TABLE_SUFFIX BETWEEN '20170801' AND '20170803'"
+    )
+    linked = link_tables(db, sql, ["web__ga_sessions_20170804"])
+    assert not linked.fallback and linked.unknown == ()
+    assert set(linked.tables) == {t.name for t in db.tables}
+    assert link_tables(db, "SELECT 1 FROM `acme-prod.web.nope`", []).unknown == ("nope",)
