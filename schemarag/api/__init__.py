@@ -41,11 +41,30 @@ Errors answered (all `{"error": {"code", "message", "field"}}`)::
     500 internal_error        a bug; logged with its traceback, details not sent
 """
 
-from schemarag.api.app import create_app
-from schemarag.api.generation import Generation
-from schemarag.api.options import ApiOptions
-from schemarag.api.served import IndexSource, ServedIndex
-from schemarag.api.store import StoreSource, embedder_spec_of, prepare_query_embedder
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from schemarag.api.app import create_app
+    from schemarag.api.generation import Generation
+    from schemarag.api.options import ApiOptions
+    from schemarag.api.served import IndexSource, ServedIndex
+    from schemarag.api.store import StoreSource, embedder_spec_of, prepare_query_embedder
+
+#: each public name and its module, imported on first use: `schemarag mcp` reads the store
+#: through `served` and `store` without paying a second for FastAPI and the app
+_HOMES = {
+    "ApiOptions": "options",
+    "Generation": "generation",
+    "IndexSource": "served",
+    "ServedIndex": "served",
+    "StoreSource": "store",
+    "create_app": "app",
+    "embedder_spec_of": "store",
+    "prepare_query_embedder": "store",
+}
 
 __all__ = [
     "ApiOptions",
@@ -57,3 +76,9 @@ __all__ = [
     "embedder_spec_of",
     "prepare_query_embedder",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _HOMES:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f"{__name__}.{_HOMES[name]}"), name)
