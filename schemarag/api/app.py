@@ -94,6 +94,9 @@ def create_app(
         description=DESCRIPTION,
         lifespan=lifespan,
         static_url=DOCS_ASSETS,
+        # a body without a Content-Type is read as JSON, as most JSON APIs do (`curl -d` sends
+        # a form's type: `Guard(json_bodies=True)` reads that as JSON when it is)
+        strict_content_type=False,
         # no call to validator.swagger.io: the page makes no request outside this server
         swagger_ui_parameters={"validatorUrl": None},
     )
@@ -108,6 +111,7 @@ def create_app(
         max_body_bytes=options.max_body_bytes,
         body_timeout_s=options.body_timeout_s,
         path_limits={EXAMPLES_PATH: options.max_examples_body_bytes},
+        json_bodies=True,
     )
     app.add_middleware(
         Observe,

@@ -144,22 +144,22 @@ def _field(loc: Iterable[Any]) -> str:
 
 
 def _json_syntax(error: Mapping[str, Any], body: Any) -> str:
-    """Where and what the JSON syntax error is; when the text stops before the JSON does, say
-    so: a Content-Length shorter than the body cuts it there."""
+    """Where and what the JSON syntax error is; a body whose text stops before the JSON
+    document does is said to be cut short."""
     reason = str((error.get("ctx") or {}).get("error") or "invalid JSON")
     loc = error.get("loc", ())
     position = loc[-1] if loc and isinstance(loc[-1], int) else None
-    message = f"not valid JSON: {reason}"
+    where = reason
     if position is not None:  # "Expecting value", "Unterminated string starting at", ...
-        message += f"{'' if reason.endswith(' at') else ' at'} character {position}"
+        where += f"{'' if reason.endswith(' at') else ' at'} character {position}"
     if isinstance(body, str) and (
         (position is not None and position >= len(body.rstrip())) or "Unterminated" in reason
     ):
-        message += (
-            f"; the body ends before the JSON does ({len(body)} characters: does "
-            "Content-Length count every byte?)"
+        return (
+            f"the JSON is cut short: the body ends after {len(body)} characters, inside the "
+            f"document ({where}); send the whole document"
         )
-    return message
+    return f"not valid JSON: {where}"
 
 
 def unreadable_body(cause: BaseException | None) -> str:

@@ -51,6 +51,10 @@ def is_open(path: str) -> bool:
 
 _REQUEST_ID = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
 _BODY_METHODS = frozenset({"POST", "PUT", "PATCH"})
+#: JSON media types: application/json and application/*+json
+_JSON_TYPE = re.compile(r"^application/(?:[a-z0-9.!#$&^_-]+\+)?json$")
+#: what clients send JSON as without being told: `curl -d` (a form's type), plain text
+_LENIENT_TYPES = frozenset({"application/x-www-form-urlencoded", "text/plain"})
 
 
 def _header(scope: Scope, name: bytes) -> str | None:
@@ -175,7 +179,10 @@ class Guard:
     Content-Length larger than the body sent), both naming the field `body`. The body is read
     here, up to the limit, and replayed to the app, so chunked uploads are held to the same
     limit and deadline as ones with a Content-Length. `path_limits`: paths with a body limit
-    of their own (`POST /v1/examples` carries many pairs)."""
+    of their own (`POST /v1/examples` carries many pairs). `json_bodies`: the app reads JSON
+    only, so a body sent as a form or as plain text (`curl -d '{...}'` sends a form's
+    Content-Type) that starts like JSON is passed on as JSON, and a non-empty body of any other
+    type that is not JSON is refused with 415 naming the header."""
 
     def __init__(
         self,
@@ -185,8 +192,10 @@ class Guard:
         max_body_bytes: int,
         body_timeout_s: float = 10.0,
         path_limits: Mapping[str, int] | None = None,
+        json_bodies: bool = False,
     ) -> None:
         self.app = app
+        self.json_bodies = json_bodies
         self.api_key = api_key.encode("utf-8") if api_key else None
         self.max_body_bytes = max_body_bytes
         self.body_timeout_s = body_timeout_s
@@ -233,6 +242,9 @@ class Guard:
             if not message.get("more_body", False):
                 break
         body = b"".join(chunks)
+        if self.json_bodies and (problem := _read_as_json(scope, body)) is not None:
+            await send_error(send, 415, "unsupported_media_type", problem)
+            return
         replayed = False
 
         async def replay() -> Message:
@@ -269,3 +281,21 @@ class Guard:
         if not hmac.compare_digest(token.strip().encode("utf-8"), self.api_key):
             return "invalid API key"
         return None
+
+
+def _read_as_json(scope: Scope, body: bytes) -> str | None:
+    """Why `body` cannot be read as JSON given its Content-Type (None: it can). A JSON type or
+    none is read as JSON; a form or plain text that starts like JSON is relabelled
+    `application/json` in `scope`; an empty body is left to the app."""
+    declared = _header(scope, b"content-type")
+    media = (declared or "").split(";", 1)[0].strip().lower()
+    if not media or _JSON_TYPE.match(media) or not body.strip():
+        return None
+    if media in _LENIENT_TYPES and body.lstrip()[:1] in (b"{", b"["):
+        headers = [(k, v) for k, v in scope.get("headers", ()) if k != b"content-type"]
+        scope["headers"] = [*headers, (b"content-type", b"application/json")]
+        return None
+    return (
+        f"Content-Type: {declared} is not JSON; send a JSON object with the header "
+        "'Content-Type: application/json'"
+    )

@@ -133,13 +133,9 @@ def test_a_200_kb_body_is_413_and_a_body_not_json_400(client: TestClient) -> Non
     [
         (b'{"question": "unterminated', {"Content-Type": "application/json"}, 400, "invalid_json"),
         (b"[1, 2, 3]", {"Content-Type": "application/json"}, 422, "invalid_request"),
-        (
-            b"question=hello",
-            {"Content-Type": "application/x-www-form-urlencoded"},
-            422,
-            "invalid_request",
-        ),
+        (b"[1, 2, 3]", {"Content-Type": "text/plain"}, 422, "invalid_request"),
         (b"", {"Content-Type": "application/json"}, 422, "invalid_request"),
+        (b"hello", {}, 400, "invalid_json"),
     ],
 )
 def test_malformed_bodies_are_400_or_422_naming_body(
@@ -174,9 +170,9 @@ def test_generate_limits_name_the_field(client: TestClient, body: Any, field: st
         (b"[" * 5000 + b"]" * 5000, "nested too deeply"),
         (b'{"question": ' * 1500 + b"1" + b"}" * 1500, "nested too deeply"),
         ('{"question": "café"}'.encode("latin-1"), "not UTF-8"),
-        # what a Content-Length shorter than the body leaves to the app
-        (b'{"question": "How many', "the body ends before the JSON does"),
-        (b'{"question": "x", ', "the body ends before the JSON does"),
+        # a JSON document cut short (by the client, or by a Content-Length shorter than it)
+        (b'{"question": "How many', "the JSON is cut short: the body ends after 22 characters"),
+        (b'{"question": "x", ', "the JSON is cut short"),
         (b'{"question": "x"} trailing', "at character 18"),
     ],
 )
@@ -189,3 +185,52 @@ def test_unreadable_bodies_say_what_is_wrong(
     message = assert_error(response, 400, "invalid_json", "body")["message"]
     assert words in message
     assert "send UTF-8 JSON" not in message or words == "not UTF-8"
+    assert "Content-Length" not in message
+
+
+@pytest.mark.parametrize(
+    "headers",
+    [
+        {},  # no Content-Type at all
+        {"Content-Type": "application/x-www-form-urlencoded"},  # what `curl -d` sends
+        {"Content-Type": "text/plain; charset=utf-8"},
+        {"Content-Type": "application/vnd.api+json"},
+    ],
+    ids=["none", "curl-d-form", "text-plain", "json-suffix"],
+)
+def test_a_json_body_is_read_as_json_whatever_the_client_labelled_it(
+    client: TestClient, headers: dict[str, str]
+) -> None:
+    """Before, a body that is a JSON object got 422 "expected a JSON object" without the
+    header `Content-Type: application/json`."""
+    body = json.dumps({"question": OK, "top_databases": 2}).encode()
+    labelled = client.post("/v1/retrieve", content=body, headers=headers)
+    assert labelled.status_code == 200, labelled.text
+    answer = labelled.json()
+    assert len(answer["databases"]) == 2
+    as_json = client.post("/v1/retrieve", json={"question": OK, "top_databases": 2}).json()
+    assert [d["db_id"] for d in answer["databases"]] == [d["db_id"] for d in as_json["databases"]]
+    # the JSON's own mistakes are reported as such, whatever the label
+    bad = client.post("/v1/retrieve", content=b'{"question": 42}', headers=headers)
+    assert_error(bad, 422, "invalid_request", "question")
+
+
+@pytest.mark.parametrize(
+    ("content", "content_type"),
+    [
+        (b"question=How+many+singers", "application/x-www-form-urlencoded"),
+        (b"How many singers?", "text/plain"),
+        (b"<question>How many singers?</question>", "application/xml"),
+        (
+            b'--x\r\nContent-Disposition: form-data; name="question"\r\n\r\nhi\r\n--x--',
+            "multipart/form-data; boundary=x",
+        ),
+    ],
+)
+def test_a_body_that_is_not_json_is_415_naming_the_header(
+    client: TestClient, content: bytes, content_type: str
+) -> None:
+    response = client.post("/v1/retrieve", content=content, headers={"Content-Type": content_type})
+    message = assert_error(response, 415, "unsupported_media_type", None)["message"]
+    assert message.startswith(f"Content-Type: {content_type} is not JSON")
+    assert "'Content-Type: application/json'" in message
