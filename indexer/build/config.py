@@ -63,8 +63,8 @@ class BuildConfig:
     iterations after the initial attempt; `concurrency`: traversals synthesized at once by
     threads of one process (language-model calls wait on the model); `processes`: processes
     forked for offline synthesis (`BuildServices.offline`; `auto_processes` suggests how
-    many), 0 to synthesize in the build's own threads; `batch_traversals`: traversals per
-    journal commit;
+    many), 0 to synthesize in the build's own threads; `batch_traversals`: most traversals per
+    journal commit (and at most a tenth of the build's, so that progress moves every 10 %);
     `layout`: the collections' layout on a Qdrant server."""
 
     traversal: TraversalConfig = field(default_factory=TraversalConfig)
@@ -99,6 +99,9 @@ class BuildServices:
     #: called as (stage, done, total) while a build runs: "synthesize" counts traversals,
     #: "load" question records written to the store, "tables" table documents embedded and written
     progress: Callable[[str, int, int], None] | None = None
+    #: hears a line for the person running the build, when there is news before the first
+    #: progress (a resumed build: "resumed build X: N of M traversals already done")
+    notify: Callable[[str], None] | None = None
     #: returns {"provider_calls": n, "cache_hits": n, "usage": {...}} for the report
     usage: Callable[[], dict[str, Any]] | None = None
     #: `synthesize` calls no language model or API (template synthesis, rule feedback): it is

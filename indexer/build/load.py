@@ -43,6 +43,12 @@ POINT_NAMESPACE = uuid.UUID("6f1d2c54-0b7e-4d0e-9a43-5c3f0e6b9a10")
 UPSERT_BATCH = 256
 
 
+def chunk_size(total: int, most: int) -> int:
+    """Items per step of a stage of `total`: at most `most`, and at most a tenth of the total,
+    so that progress moves at least every 10 % (a build's log has a line per 10 %)."""
+    return max(1, min(most, total // 10))
+
+
 def point_id(key: str, question: str, sql: str) -> str:
     """The point of a synthetic record: the same pair of the same traversal, the same point."""
     return str(uuid.uuid5(POINT_NAMESPACE, f"{key}\x1f{question}\x1f{sql}"))
@@ -142,7 +148,7 @@ def _replace_questions(
         client.delete(questions, points_selector=models.FilterSelector(filter=selector))
     total = journal.record_count()
     loaded = 0
-    for batch in journal.records(UPSERT_BATCH):
+    for batch in journal.records(chunk_size(total, UPSERT_BATCH)):
         client.upsert(
             questions,
             points=models.Batch(
@@ -213,8 +219,9 @@ def _load_tables(
             for sample in [sample_database(db, seed=config.seed)]
             for t in db.tables
         ]
-        for start in range(0, len(docs), UPSERT_BATCH):
-            part = docs[start : start + UPSERT_BATCH]
+        step = chunk_size(len(docs), UPSERT_BATCH)
+        for start in range(0, len(docs), step):
+            part = docs[start : start + step]
             vectors.append(embedder.embed_documents([d["text"] for d in part]))
             client.upsert(
                 tables,

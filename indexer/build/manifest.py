@@ -35,6 +35,10 @@ class Manifest:
     collections: dict[str, str]
     #: database id -> fingerprint, of the catalog the build indexed
     databases: dict[str, str]
+    #: the sources the build's catalog was loaded from, each {"kind", "spec"} with its path
+    #: absolute and never a password (`schemagraph.sources.remembered`), and the schemas a URL
+    #: source was restricted to; `serve`, `mcp` and `ask` load them when given no `--source`
+    sources: list[dict[str, Any]] = field(default_factory=list)
     twins: list[dict[str, Any]] = field(default_factory=list)
     containment: list[dict[str, Any]] = field(default_factory=list)
     families: list[dict[str, Any]] = field(default_factory=list)

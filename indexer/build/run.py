@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -46,9 +47,14 @@ def build_index(
     location: StoreLocation,
     services: BuildServices,
     config: BuildConfig | None = None,
+    *,
+    sources: Sequence[Mapping[str, Any]] = (),
 ) -> BuildReport:
     """Build (or bring up to date) the knowledge base of `catalog` at `location`, holding the
-    store's build lock (a second build on the same store fails at once, naming the holder)."""
+    store's build lock (a second build on the same store fails at once, naming the holder).
+    `sources`: what the catalog was loaded from (`schemagraph.sources.remembered.source_records`),
+    recorded in the manifest for `serve`, `mcp` and `ask`; an up-to-date build records them
+    too when they changed (the same catalog from a folder that moved)."""
     config = config or BuildConfig()
     if location.embedded and not config.layout.is_default:
         raise BuildError(
@@ -58,11 +64,15 @@ def build_index(
     if not len(catalog):
         raise BuildError("the catalog is empty: nothing to index")
     with build_lock(location):
-        return _build(catalog, location, services, config)
+        return _build(catalog, location, services, config, [dict(s) for s in sources])
 
 
 def _build(
-    catalog: Catalog, location: StoreLocation, services: BuildServices, config: BuildConfig
+    catalog: Catalog,
+    location: StoreLocation,
+    services: BuildServices,
+    config: BuildConfig,
+    sources: list[dict[str, Any]],
 ) -> BuildReport:
     started = time.perf_counter()
     timings: dict[str, float] = {}
@@ -75,6 +85,8 @@ def _build(
         log.warning("user example %s (%s) left out: %s", dropped.id, dropped.where, dropped.reason)
     if plan.up_to_date and served is not None:
         log.info("catalog unchanged since build %s: nothing to do", plan.base)
+        if sources and served.sources != sources:
+            served.but(sources=sources).write(location.build_dir(served.build_id))
         seconds = time.perf_counter() - started
         report = BuildReport.up_to_date_of(
             served.build_id, served.report, catalog, len(plan.traversals), seconds
@@ -89,7 +101,7 @@ def _build(
     report = _report(catalog, plan, build_id, done, services, timings, started)
     manifest = _manifest(
         catalog, location, plan, build_id, done.finished, families, services, config
-    )
+    ).but(sources=sources)
     pruned = publish(location, manifest.but(report=report.as_dict()), config.keep_builds)
     if pruned:
         log.info("pruned old builds: %s", ", ".join(pruned))
@@ -128,13 +140,17 @@ def _plan(
 @dataclass(frozen=True)
 class _Done:
     """What the synthesis and load steps did: traversals failed, question records in the
-    build and removed from the base, the journal's stats and finished keys."""
+    build and removed from the base, the journal's stats and finished keys, and what a resumed
+    build found done."""
 
     failed: int
     questions: int
     removed: int
     stats: list[dict[str, Any]]
     finished: set[str]
+    #: of the plan's traversals to synthesize, those an interrupted run of this build had
+    #: journaled already (None: not a resumed build)
+    resumed: int | None = None
 
 
 def _synthesize_and_load(
@@ -148,9 +164,12 @@ def _synthesize_and_load(
 ) -> _Done:
     journal = open_journal(location, build_id)
     try:
+        resumed = journal.get_meta("plan") is not None  # written by the interrupted run
         journal.set_meta("plan", plan.plan_id)
         journal.set_meta("base", plan.base or "")
-        failed = _synthesize(catalog, plan, journal, services, config, build_id, timings)
+        failed, already = _synthesize(
+            catalog, plan, journal, services, config, build_id, timings, resumed=resumed
+        )
         questions, removed = load_knowledge_base(
             location,
             build_id,
@@ -164,7 +183,14 @@ def _synthesize_and_load(
             progress=services.progress,
             timings=timings,
         )
-        return _Done(failed, questions, removed, list(journal.stats()), journal.done_keys())
+        return _Done(
+            failed,
+            questions,
+            removed,
+            list(journal.stats()),
+            journal.done_keys(),
+            already if resumed else None,
+        )
     except Exception:
         # A build that stopped on an error before finishing any traversal has nothing to
         # resume: leave no PENDING behind. (An interrupted or killed build keeps its journal.)
@@ -189,9 +215,9 @@ def _report(
         build_id=build_id,
         catalog=catalog,
         traversals=len(plan.traversals),
-        synthesized_traversals=len(plan.synthesize),
+        synthesized_traversals=len(plan.synthesize) - (done.resumed or 0),
         removed_traversals=len(plan.remove),
-        reused_traversals=plan.reused,
+        reused_traversals=plan.reused + (done.resumed or 0),
         removed_records=done.removed,
         questions=done.questions,
         stats=done.stats,
@@ -199,6 +225,8 @@ def _report(
         seconds=time.perf_counter() - started,
     )
     report.failed_traversals = done.failed
+    report.resumed = done.resumed is not None
+    report.traversals_resumed = done.resumed or 0
     report.user_examples = len(plan.published_examples(done.finished))
     report.user_examples_added = len(plan.embed_examples)
     report.user_examples_dropped = [d.as_dict() for d in plan.dropped_examples]
@@ -215,11 +243,20 @@ def _synthesize(
     config: BuildConfig,
     build_id: str,
     timings: dict[str, float],
-) -> int:
+    *,
+    resumed: bool = False,
+) -> tuple[int, int]:
     """Synthesize (and embed) the plan's traversals and embed its users' examples, into the
-    journal, skipping what it holds already; returns how many traversals failed."""
+    journal, skipping what it holds already; returns how many traversals failed and how many
+    the journal held already (`resumed`: an interrupted run of this build journaled them, and
+    `services.notify` hears so)."""
     done = journal.done_keys()
     remaining = [k for k in plan.synthesize if k not in done]
+    already = len(plan.synthesize) - len(remaining)
+    if resumed and services.notify is not None:
+        services.notify(
+            f"resumed build {build_id}: {already} of {len(plan.synthesize)} traversals already done"
+        )
     log.info(
         "build %s: %d traversals to synthesize (%d already journaled), %d reused, %d to remove",
         build_id,
@@ -247,7 +284,7 @@ def _synthesize(
         keys = [k for k in plan.embed_examples if k not in done]
         journal_examples(plan.examples, keys, journal, services.embedder)
         timings["user_examples"] = time.perf_counter() - t0
-    return failed
+    return failed, already
 
 
 def _manifest(

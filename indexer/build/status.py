@@ -31,6 +31,7 @@ def index_status(location: StoreLocation) -> dict[str, Any]:
         build_id=current,
         **manifest_summary(manifest),
         collections=manifest.get("collections"),
+        sources=[r["spec"] for r in manifest.get("sources") or [] if isinstance(r, dict)],
         builds=location.builds(),
     )
     return status

@@ -24,7 +24,7 @@ from typing import Any
 
 from indexer.build.config import BuildConfig, BuildServices
 from indexer.build.journal import Journal, JournalRecord
-from indexer.build.load import UPSERT_BATCH, point_id
+from indexer.build.load import UPSERT_BATCH, chunk_size, point_id
 from indexer.errors import BuildError
 from indexer.examples.records import (
     ORIGIN,
@@ -63,10 +63,10 @@ def synthesize_traversals(
     failures: list[str] = []
     # Grouped by database, so a database's sample is read once and released as the build moves on.
     ordered = sorted(remaining, key=lambda k: (keyed[k].db_id, k))
-    chunks = [
-        ordered[start : start + config.batch_traversals]
-        for start in range(0, len(ordered), config.batch_traversals)
-    ]
+    size = chunk_size(total, config.batch_traversals)
+    chunks = [ordered[start : start + size] for start in range(0, len(ordered), size)]
+    if services.progress:  # at once: the first chunk takes seconds (and loads the embedder)
+        services.progress("synthesize", finished, total)
     synthesizer = _ChunkSynthesizer(catalog, keyed, services.synthesize, config.seed)
     processes = config.processes
     if processes and not services.offline:

@@ -1,7 +1,8 @@
 """`schemarag ask QUESTION`: SQL for a question, with the trace of every generation stage.
 
-The database is `--db ID` from `--source` (default: the bundled sample), or, without `--db`,
-the one the retriever chooses from the knowledge base at `--store`. The LLMs come from `--llm`
+The database is `--db ID` from `--source` (default: the sources the knowledge base at
+`--store` was built from, else the bundled sample), or, without `--db`, the one the retriever
+chooses from that knowledge base. The LLMs come from `--llm`
 (repeatable: cross-consistency candidates) or SCHEMARAG_LLM; without any, the command stops
 with a one-line message naming the settings to provide.
 """
@@ -28,8 +29,17 @@ from generator import (
 )
 from generator.reranking import TestCaseConfig
 from generator.service import SchemaRetriever
+from indexer import StoreLocation
 from providers import UsageMeter
-from schemarag.cli.common import add_command, load, print_json, question_text
+from schemarag.cli.common import (
+    add_command,
+    load,
+    load_given_sources,
+    print_json,
+    query_store,
+    question_text,
+    use_remembered_sources,
+)
 from schemarag.samples import SAMPLE_SOURCE
 from schemarag.settings import Settings
 
@@ -48,7 +58,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--source",
         action="append",
         metavar="KIND:PATH",
-        help=f"catalog source, repeatable (default: the bundled sample, {SAMPLE_SOURCE})",
+        help="catalog source, repeatable (default: the sources the --store index was built "
+        f"from, else the bundled sample, {SAMPLE_SOURCE})",
     )
     parser.add_argument("--tables", nargs="+", metavar="TABLE", help="tables to show the LLM")
     parser.add_argument(
@@ -148,7 +159,14 @@ def cmd_ask(args: argparse.Namespace) -> int:
     settings = Settings.from_env()
     models = make_models(settings, args.llm, args.critic)
     config = generation_config(args, models)
-    catalog = load(args.source or [SAMPLE_SOURCE])
+    args.store = query_store(args, settings)
+    use_remembered_sources(
+        args,
+        StoreLocation.parse(
+            args.store, collection=args.collection, api_key=settings.qdrant_api_key
+        ),
+    )
+    catalog = load_given_sources(args) if args.source else load([SAMPLE_SOURCE])
     request = GenerateRequest(
         args.question,
         db_id=args.db,

@@ -15,7 +15,9 @@ from providers.precision import PRECISIONS
 from schemagraph.source_kinds import sources_help
 
 if TYPE_CHECKING:
+    from indexer import StoreLocation
     from schemagraph import Catalog, TraversalConfig
+    from schemarag.settings import Settings
 
 #: command: (the module under `schemarag.cli` that registers it, its one-line help)
 COMMANDS = {
@@ -209,6 +211,80 @@ def load(
             file=sys.stderr,
         )
     return catalog
+
+
+#: where `make demo` (`schemarag demo`) builds its knowledge base
+DEMO_STORE = Path(".schemarag/demo-store")
+
+
+def query_store(args: argparse.Namespace, settings: Settings) -> str:
+    """The store a command that queries one reads: `--store`, else SCHEMARAG_STORE or
+    `.schemarag/store`; when SCHEMARAG_STORE is unset, `.schemarag/store` holds no build and
+    the demo's store does (`.schemarag/demo-store`, what `make demo` built), the demo's, said
+    on stderr."""
+    from indexer import StoreLocation
+
+    if args.store:
+        return str(args.store)
+    default = StoreLocation.parse(settings.store_path)
+    if default.current() is None and not os.environ.get("SCHEMARAG_STORE"):
+        demo = StoreLocation.parse(DEMO_STORE)
+        if demo.current() is not None:
+            print(
+                f"schemarag: no knowledge base at {settings.store_path}; using the demo's, "
+                f"{DEMO_STORE} (--store chooses another)",
+                file=sys.stderr,
+            )
+            return str(DEMO_STORE)
+    return str(settings.store_path)
+
+
+def use_remembered_sources(args: argparse.Namespace, location: StoreLocation) -> None:
+    """Without `--source`, the sources the served build of `location` was built from (its
+    manifest's `sources`), set as `args.source` with the schemas a URL source was restricted
+    to (`args.source_schemas`, `args.source_exclude`) and named on stderr. A remembered file or
+    folder that is not there any more is a `UsageError` naming it and `--source`. Nothing
+    changes when `--source` is given or the store has no build, or none that recorded its
+    sources."""
+    from schemagraph.sources.remembered import moved_source
+
+    if args.source:
+        return
+    build = location.current()
+    if build is None:
+        return
+    records = [
+        r
+        for r in location.manifest(build).get("sources") or []
+        if isinstance(r, dict) and isinstance(r.get("spec"), str)
+    ]
+    if not records:
+        return
+    for record in records:
+        moved = moved_source(record["spec"])
+        if moved is not None:
+            raise UsageError(
+                f"the store {location.where} was built from {record['spec']}, and {moved} is not "
+                "there any more; pass --source KIND:PATH to say where that catalog is now"
+            )
+    url_records = [r for r in records if "schemas" in r or "exclude" in r]
+    args.source = [r["spec"] for r in records]
+    args.source_schemas = list(url_records[0].get("schemas", ())) if url_records else []
+    args.source_exclude = list(url_records[0].get("exclude", ())) if url_records else []
+    print(
+        f"schemarag: catalog from the sources the store was built from: {' '.join(args.source)} "
+        "(--source overrides)",
+        file=sys.stderr,
+    )
+
+
+def load_given_sources(args: argparse.Namespace) -> Catalog:
+    """The catalog of `args.source` (given, or remembered by `use_remembered_sources`)."""
+    return load(
+        args.source,
+        schemas=getattr(args, "source_schemas", None) or (),
+        exclude=getattr(args, "source_exclude", None) or (),
+    )
 
 
 def add_traversal_options(parser: argparse.ArgumentParser) -> None:

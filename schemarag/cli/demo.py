@@ -37,7 +37,8 @@ from schemagraph import (
     graph_stats,
     sample_database,
 )
-from schemarag.cli.common import add_command, load
+from schemagraph.sources.remembered import source_records
+from schemarag.cli.common import DEMO_STORE, add_command, load
 from schemarag.cli.retrieve import cached, make_query_embedder
 from schemarag.samples import SAMPLE_SOURCE, SPIDER_SAMPLE
 from schemarag.settings import Settings
@@ -53,7 +54,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     demo = add_command(sub, "demo")
     demo.add_argument("--traversals", type=int, default=2, help="traversals to print (default 2)")
     demo.add_argument(
-        "--store", type=Path, default=Path(".schemarag/demo-store"), help="where to build"
+        "--store", type=Path, default=DEMO_STORE, help=f"where to build (default {DEMO_STORE})"
     )
     demo.set_defaults(func=cmd_demo)
 
@@ -97,7 +98,9 @@ def cmd_demo(args: argparse.Namespace) -> int:
             cached_embedder,
             usage=lambda: {"provider_calls": counter.calls, "cache_hits": cache.stats().hits},
         )
-        report = build_index(catalog, location, services, build)
+        report = build_index(
+            catalog, location, services, build, sources=source_records([SAMPLE_SOURCE])
+        )
     for line in report.lines():
         print(line)
 

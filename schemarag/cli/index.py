@@ -31,6 +31,7 @@ from providers import (
     UsageMeter,
     at_precision,
 )
+from schemagraph.sources.remembered import source_records
 from schemarag.cli.common import (
     add_command,
     add_output,
@@ -178,6 +179,7 @@ def cmd_build(args: argparse.Namespace) -> int:
             synthesizer_name=synthesizer.name,
             embedder=embedder,
             progress=progress_printer(),
+            notify=lambda line: print(line, file=sys.stderr, flush=True),
             usage=lambda: {
                 "provider_calls": counter.calls,
                 "cache_hits": cache.stats().hits if cache is not None else 0,
@@ -185,7 +187,17 @@ def cmd_build(args: argparse.Namespace) -> int:
             },
             offline=llm is None,
         )
-        report = build_index(catalog, location, services, config)
+        report = build_index(
+            catalog,
+            location,
+            services,
+            config,
+            sources=source_records(
+                args.sources,
+                schemas=[p for group in args.schemas for p in group],
+                exclude=[p for group in args.exclude for p in group],
+            ),
+        )
     finally:
         if cache is not None:
             cache.close()
@@ -227,6 +239,8 @@ def cmd_status(args: argparse.Namespace) -> int:
         )
     print(f"embedder     {status['embedder']} ({status['dim']} dims)")
     print(f"synthesizer  {status['synthesizer']}")
+    if status.get("sources"):
+        print(f"sources      {' '.join(status['sources'])}")
     for group in status["twins"]:
         kind = "identical" if group["identical"] else f"similarity {group['similarity']}"
         differ = "; ".join(f"{m} alone has {', '.join(n)}" for m, n in group["only"].items())

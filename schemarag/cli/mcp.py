@@ -4,7 +4,8 @@ Serves the store `serve` serves (new builds swap in without a restart) over stdi
 desktop clients start (Claude Desktop, Claude Code, Cursor), or streamable HTTP at
 http://HOST:PORT/mcp with `--transport http`: on 127.0.0.1 by default, any other address only
 with an API key (SCHEMARAG_API_KEY, the HTTP API's). `--source` gives the catalog the index was
-built from: without it only `find_tables` and `list_databases` are offered. `generate_sql` is
+built from (default: the sources the store's build recorded): without any, only `find_tables`
+and `list_databases` are offered. `generate_sql` is
 offered when SCHEMARAG_LLM names a language model (and `--source` is given).
 """
 
@@ -34,8 +35,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--source",
         action="append",
         metavar="KIND:PATH",
-        help="catalog the index was built from, repeatable: enables describe_tables, run_sql "
-        "and (with SCHEMARAG_LLM) generate_sql",
+        help="catalog the index was built from, repeatable (default: the sources the store's "
+        "build recorded): enables describe_tables, run_sql and (with SCHEMARAG_LLM) generate_sql",
     )
     parser.add_argument(
         "--examples", type=at_least(0), default=3, help="example questions find_tables returns"
@@ -84,13 +85,15 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     except ImportError as exc:
         raise MissingDependencyError(exc.name or "mcp", "mcp", "schemarag mcp") from exc
     from schemagraph.sql import close_engines
-    from schemarag.cli.common import load
+    from schemarag.cli.common import load_given_sources, use_remembered_sources
     from schemarag.cli.serve import store_source
     from schemarag.cli.stopping import Terminated
     from schemarag.mcp.estate import DescribeLimits, Estate, generation_pipeline
 
     options = ApiOptions.from_env()
-    catalog = load(args.source) if args.source else None
+    store = args.store or settings.store_path
+    use_remembered_sources(args, StoreLocation.parse(store, collection=args.collection))
+    catalog = load_given_sources(args) if args.source else None
     generate = None
     if catalog is not None and settings.llm_spec:
         generate = generation_pipeline(catalog, settings.llm())

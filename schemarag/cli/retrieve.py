@@ -21,7 +21,14 @@ from retriever import (
     RetrieverConfig,
     StoreNotReadyError,
 )
-from schemarag.cli.common import add_command, at_least, fraction, print_json, question_text
+from schemarag.cli.common import (
+    add_command,
+    at_least,
+    fraction,
+    print_json,
+    query_store,
+    question_text,
+)
 from schemarag.settings import Settings
 
 
@@ -109,7 +116,7 @@ def open_retriever(
     config: RetrieverConfig = DEFAULT_CONFIG,
     pool_llm: LLM | None = None,
 ) -> Retriever:
-    store = args.store or str(settings.store_path)
+    store = query_store(args, settings)
     location = StoreLocation.parse(
         store, collection=args.collection, api_key=settings.qdrant_api_key
     )
@@ -118,7 +125,8 @@ def open_retriever(
         build = location.current()
         if build is None:
             raise StoreNotReadyError(
-                f"{location.where}: no built knowledge base here; run `schemarag index build` first"
+                f"{location.where}: no built knowledge base here; build one with `schemarag "
+                "index build SOURCE...` (`make demo` builds .schemarag/demo-store), or pass --store"
             )
         spec = spec_of_embedder(str(location.manifest(build).get("embedder", "")) or "minilm")
     embedder = make_query_embedder(settings, spec, one_shot=True)

@@ -47,3 +47,32 @@ def test_top_tables_shows_that_many_tables_and_names_the_bridges(
     out = capsys.readouterr().out
     assert "+ bridge:" not in out
     assert "car_makers" in out and "[bridge: joins cars_data to countries]" in out
+
+
+def test_without_store_after_make_demo_it_reads_the_demo_store(
+    sample_dir: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """`make demo` builds `.schemarag/demo-store`; `retrieve` without `--store` reads the
+    default `.schemarag/store`, and finds the demo's when that holds nothing, saying so."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("SCHEMARAG_CACHE", str(tmp_path / "cache.sqlite"))
+    monkeypatch.delenv("SCHEMARAG_STORE", raising=False)
+    question = "Which singers are from France?"
+    assert main(["retrieve", question]) == 2
+    err = capsys.readouterr().err
+    assert len(err.splitlines()) == 1 and ".schemarag/demo-store" in err and "--store" in err
+
+    build = ["index", "build", f"spider:{sample_dir}", "--store", ".schemarag/demo-store"]
+    assert main([*build, "--embedder", "hashing:64", "--no-cache", "--processes", "0"]) == 0
+    capsys.readouterr()
+    assert main(["retrieve", question]) == 0
+    captured = capsys.readouterr()
+    assert "1. concert_singer" in captured.out
+    assert "using the demo's, .schemarag/demo-store" in captured.err
+    # a store named by SCHEMARAG_STORE is never swapped for the demo's
+    monkeypatch.setenv("SCHEMARAG_STORE", str(tmp_path / "empty"))
+    assert main(["retrieve", question]) == 2
+    assert "no built knowledge base" in capsys.readouterr().err

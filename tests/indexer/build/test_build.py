@@ -32,6 +32,7 @@ from indexer import (
     validate_sql,
 )
 from indexer.build import plan as build_plan
+from indexer.build.load import chunk_size
 from indexer.build.metered import CallCounter, CountingEmbedder, CountingLLM
 from indexer.build.snapshot import QUESTION_FIELDS
 from indexer.build.table_documents import DOCUMENT_VERSION
@@ -306,8 +307,13 @@ def test_interrupted_build_resumes_without_duplicates_and_readers_keep_the_old_b
         load_catalog([source]), location, template_services(runner=counting), config
     )
     assert location.pending() is None and location.current() != served
-    assert report.traversals_synthesized == len(resumed) + 16  # two batches were journaled
-    assert not set(resumed) & set(seen[:16])
+    # the chunks journaled before the crash (20 traversals in) count as reused, not synthesized
+    size = chunk_size(report.traversals_synthesized + report.traversals_resumed, 8)
+    journaled = 20 // size * size
+    assert report.resumed and report.traversals_resumed == journaled > 0
+    assert report.traversals_synthesized == len(resumed)
+    assert not set(resumed) & set(seen[:journaled])
+    assert f"(resumed: {journaled} of {journaled + len(resumed)} traversals" in report.lines()[0]
 
     clean = StoreLocation.parse(tmp_path / "clean")
     build_index(load_catalog([source]), clean, template_services(), config)
@@ -365,7 +371,9 @@ build_index(load_catalog([{f"spider:{sample_copy}"!r}]), StoreLocation.parse({st
     )
     catalog = load_catalog([f"spider:{sample_copy}"])
     report = build_index(catalog, location, template_services(runner=counting), config)
-    assert len(counter) < report.traversals_synthesized
+    assert report.resumed and report.traversals_resumed >= 8
+    assert report.traversals_synthesized == len(counter)
+    assert report.traversals_reused == report.traversals_resumed  # a first build: no base
     clean = StoreLocation.parse(tmp_path / "clean")
     build_index(catalog, clean, template_services(), config)
     assert points(location).keys() == points(clean).keys()

@@ -100,6 +100,7 @@ BUILD_OPTIONS = [
     "2",
 ]
 PROGRESS = re.compile(r"^(synthesized|loaded|embedded) \d+/\d+ ")
+RESUMED = re.compile(r"^resumed build (\S+): (\d+) of (\d+) traversals already done$", re.M)
 
 
 def build_argv(source: str, store: Path) -> list[str]:
@@ -135,12 +136,12 @@ def stderr_lines(err: str) -> list[str]:
     return [
         line
         for line in err.splitlines()
-        if not PROGRESS.match(line) and not line.startswith("INFO ")
+        if not PROGRESS.match(line) and not RESUMED.match(line) and not line.startswith("INFO ")
     ]
 
 
-def next_build(source: str, store: Path) -> tuple[str, str]:
-    """Runs the next (plain) build; returns its build id and its stderr."""
+def next_build(source: str, store: Path) -> tuple[str, str, str]:
+    """Runs the next (plain) build; returns its build id, its stderr and its report."""
     done = subprocess.run(
         [sys.executable, "-m", "schemarag", *build_argv(source, store)],
         capture_output=True,
@@ -151,7 +152,7 @@ def next_build(source: str, store: Path) -> tuple[str, str]:
     assert stderr_lines(done.stderr) == [], done.stderr
     first = done.stdout.splitlines()[0]
     assert first.startswith("build ") or "index up to date" in first, done.stdout
-    return first.split()[1] if first.startswith("build ") else "", done.stderr
+    return first.split()[1] if first.startswith("build ") else "", done.stderr, done.stdout
 
 
 @pytest.mark.parametrize("stage", ["synthesis", "embedding", "loading"])
@@ -173,13 +174,23 @@ def test_sigterm_at_a_stage_stops_everything_and_the_next_build_resumes(
     wait_until_gone(proc.pid, 3)
     assert running_build(location) is None
 
-    build_id, log = next_build(source, store)
+    build_id, log, report = next_build(source, store)
     assert build_id == pending and f"resuming interrupted build {pending}" in log
     if stage == "loading":  # everything was journaled: nothing is synthesized again
         assert " 0 traversals to synthesize" in log
     else:
         journaled = re.search(r"\((\d+) already journaled\)", log)
         assert journaled is not None and int(journaled[1]) > 0, log
+    # the build says it resumed, at once, and its report counts what was done as reused
+    resumed = RESUMED.search(log)
+    assert resumed is not None, log
+    lines = log.splitlines()
+    assert lines.index(resumed[0]) < min(i for i, s in enumerate(lines) if PROGRESS.match(s))
+    done, total = int(resumed[2]), int(resumed[3])
+    assert resumed[1] == pending and 0 < done <= total, log
+    assert f"(resumed: {done} of {total} traversals" in report.splitlines()[0], report
+    counts = re.search(r"traversals \d+ \((\d+) reused, (\d+) synthesized", report)
+    assert counts is not None and (int(counts[1]), int(counts[2])) == (done, total - done), report
     assert location.current() == pending and location.pending() is None
 
 

@@ -77,6 +77,7 @@ def published(planned: BuildPlan, build_id: str = "b1") -> Manifest:
         synthesizer="template",
         collections={},
         databases={db.id: database_fingerprint(db) for db in CATALOG},
+        sources=[{"kind": "spider", "spec": "spider:/data/spider"}],
         traversal_keys=planned.published_traversals(done),
         examples=planned.published_examples(done),
         table_documents=table_signature(0),
@@ -171,7 +172,9 @@ def test_users_examples_whose_table_changed_are_dropped_and_reported(
     assert planned.published_examples(()) == {e.id: SERVED.examples[e.id] for e in kept}
 
 
-@pytest.mark.parametrize("key", ["traversal_keys", "examples", "table_documents", "containment"])
+@pytest.mark.parametrize(
+    "key", ["traversal_keys", "examples", "table_documents", "containment", "sources"]
+)
 def test_a_manifest_reads_back_as_written_keys_absent_from_older_builds_included(key: str) -> None:
     written = SERVED.to_json()
     assert list(written) == [
@@ -183,6 +186,7 @@ def test_a_manifest_reads_back_as_written_keys_absent_from_older_builds_included
         "synthesizer",
         "collections",
         "databases",
+        "sources",
         "twins",
         "containment",
         "families",

@@ -1,0 +1,43 @@
+"""A build's progress in a log (stderr not a terminal): a line as soon as synthesis starts,
+then at least one per 10 % of every stage, as the README says."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from indexer.build.load import chunk_size
+from schemarag.cli import main
+
+LINE = re.compile(r"^(synthesized|loaded|embedded) (\d+)/(\d+) \S.* \((\d+)%\)$")
+
+
+def test_every_stage_says_each_tenth(
+    sample_dir: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("SCHEMARAG_CACHE", str(tmp_path / "cache.sqlite"))
+    argv = ["index", "build", f"spider:{sample_dir}", "--store", str(tmp_path / "kb")]
+    assert main([*argv, "--embedder", "hashing:64", "--no-cache", "--processes", "0"]) == 0
+    lines = capsys.readouterr().err.splitlines()
+    parsed = [LINE.match(line) for line in lines]
+    assert all(parsed), lines
+    # the first line comes before any traversal is synthesized
+    assert parsed[0] is not None and (parsed[0][1], parsed[0][2]) == ("synthesized", "0"), lines
+    for stage in ("synthesized", "loaded", "embedded"):
+        percents = [int(m[4]) for m in parsed if m is not None and m[1] == stage]
+        assert percents[-1] == 100, (stage, lines)
+        tenths = {p // 10 for p in percents}
+        assert set(range(1, 11)) <= tenths, (stage, percents)
+
+
+@pytest.mark.parametrize(
+    ("total", "most", "size"),
+    [(0, 64, 1), (7, 64, 1), (139, 64, 13), (53, 256, 5), (100_000, 64, 64)],
+)
+def test_a_step_is_at_most_a_tenth(total: int, most: int, size: int) -> None:
+    assert chunk_size(total, most) == size
