@@ -24,12 +24,18 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from generator.prompt import PromptConfig, build_prompt, prompt_sample, schema_text
+from generator.prompt import (
+    PromptConfig,
+    build_prompt,
+    family_notes,
+    prompt_sample,
+    schema_text,
+)
 from generator.text import approx_tokens
 from indexer.synthesis.readability import readable
 from retriever.completion import adjacency, join_paths
 from schemagraph import Catalog, Database, DatabaseSample
-from schemagraph.dialects import dialect_of, engine_label, name_parts, table_sql
+from schemagraph.dialects import dialect_of, engine_label, family_sql, name_parts, table_sql
 from schemagraph.model import Table, fold
 
 if TYPE_CHECKING:
@@ -262,6 +268,9 @@ class Estate:
         joins = _join_conditions(db, prompt.tables)
         if joins:
             lines.append("-- joins:\n" + "\n".join(f"--   {j}" for j in joins))
+        shards = family_notes(db, prompt.tables)
+        if shards:
+            lines.append("-- sharded tables:\n" + "\n".join(f"--   {n}" for n in shards))
         notes = []
         if bridges:
             notes.append(f"added {', '.join(bridges)} to join the tables asked for")
@@ -379,6 +388,16 @@ class Estate:
         for key in ("tables", "bridges"):
             for table in named.get(key, ()):
                 table["name"] = real(table["name"])
+                if family := table.get("family"):
+                    last = db.table(family["last"]) if db.has_table(family["last"]) else None
+                    wildcard = family_sql(db, last, family["range"][1]) if last else ""
+                    table["family"] = {
+                        **family,
+                        "pattern": family["pattern"].rsplit("__", 1)[-1],
+                        "first": real(family["first"]),
+                        "last": real(family["last"]),
+                        **({"wildcard": wildcard} if wildcard else {}),
+                    }
         named["chosen_tables"] = [real(t) for t in named["chosen_tables"]]
         return named
 
