@@ -5,6 +5,10 @@ of its database, and, when the database has data, runs without error through the
 safe executor (on a live server, through its live engine: one engine, and a few kept connections,
 per database). The record's tables are the tables the SQL uses, named as the catalog writes them.
 
+A database of another engine known from its schema alone (a BigQuery or Snowflake export: no
+SQLite file, no server URL) is parsed and guarded in its own dialect, its tables resolved as
+the engine names them (a wildcard family by its members), and nothing runs.
+
 Column references are checked by sqlglot's `qualify` against the catalog, except in a query that
 runs on an SQLite file and quotes no name: there SQLite's own prepare step rejects every unknown
 column, and `qualify` (with the copy of the tree it changes) was a fifth of an offline build's
@@ -23,6 +27,7 @@ from sqlglot.optimizer.qualify import qualify
 from sqlglot.schema import MappingSchema
 
 from schemagraph import Database
+from schemagraph.dialects import dialect_of
 from schemagraph.model import fold
 from schemagraph.sql.execute import Limits, run_unguarded
 from schemagraph.sql.guard import Refusal, check_sql
@@ -54,6 +59,8 @@ def validate_sql(
     db: Database, sql: str, *, execute_sql: bool = True, timeout_s: float = 2.0
 ) -> Validation:
     """Check `sql` against `db`; `execute_sql=False` skips running it."""
+    if dialect_of(db) != DIALECT and db.path is None and db.url is None:
+        return _checked_in_dialect(db, sql)
     verdict = check_sql(sql, dialect=DIALECT)
     if isinstance(verdict, Refusal):
         return Validation(False, f"refused: {verdict.message}")
@@ -91,3 +98,37 @@ def validate_sql(
             return Validation(False, f"{kind}: {message}", tree=tree)
     order = [t.name for t in db.tables if fold(t.name) in used]
     return Validation(True, tables=tuple(order), tree=tree)
+
+
+def _checked_in_dialect(db: Database, sql: str) -> Validation:
+    """A schema-only warehouse's SQL, parsed and guarded in its dialect, every table resolved
+    by its id, the last part of its engine name, or a wildcard family (`ga_sessions_*`: the
+    tables of `db` it names). Columns are not checked here."""
+    verdict = check_sql(sql, dialect=dialect_of(db))
+    if isinstance(verdict, Refusal):
+        return Validation(False, f"refused: {verdict.message}")
+    tree = verdict.tree
+    ctes = {fold(c.alias) for c in tree.find_all(exp.CTE)}
+    read: set[str] = set()
+    for node in tree.find_all(exp.Table):
+        if not node.name or (fold(node.name) in ctes and not node.args.get("db")):
+            continue
+        found = _engine_tables(db, node.name)
+        if not found:
+            return Validation(False, f"unknown table {node.name!r}", tree=tree)
+        read.update(found)
+    order = [t.name for t in db.tables if fold(t.name) in read]
+    if not order:
+        return Validation(False, "uses no table of the database", tree=tree)
+    return Validation(True, tables=tuple(order), tree=tree)
+
+
+def _engine_tables(db: Database, name: str) -> set[str]:
+    key = fold(name)
+    stem = key[:-1] if key.endswith("*") else None
+    found = set()
+    for table in db.tables:
+        last = fold(table.engine_name[-1]) if table.engine_name else fold(table.name)
+        if key in (last, fold(table.name)) or (stem is not None and last.startswith(stem)):
+            found.add(fold(table.name))
+    return found

@@ -26,9 +26,10 @@ from indexer.synthesis.pairs import (
     SynthesisRequest,
     Synthesizer,
 )
-from indexer.synthesis.readability import readability_problems
+from indexer.synthesis.readability import readability_problems, readable
 from indexer.synthesis.reward import Reward, reward, reward_of_tree
 from indexer.synthesis.templates import TemplateSynthesizer
+from indexer.synthesis.warehouse_roles import is_warehouse
 from indexer.validate import Validation, validate_sql
 from providers import LLM, ConfigurationError, Message, StructuredOutputError, complete_json
 from schemagraph import Database, DatabaseSample, Traversal, create_table_text
@@ -88,6 +89,14 @@ def make_chain_runner(
             tree = validate(sql).tree
             return reward(sql) if tree is None else reward_of_tree(tree)
 
+        warehouse = is_warehouse(db)
+
+        def accept(pair: QAPair) -> bool:
+            """Valid and said; on a warehouse, read as English too (a chain none of whose
+            attempts does keeps its newest valid, said one)."""
+            ok = validate(pair.sql).ok and says(pair)
+            return ok and (not warehouse or readable(pair.question))
+
         request = SynthesisRequest(db, traversal, sample, seed=seed)
         results = run_icrl(
             synthesizer,
@@ -95,7 +104,7 @@ def make_chain_runner(
             request,
             iterations=iterations,
             chains=chains,
-            accept=lambda pair: validate(pair.sql).ok and says(pair),
+            accept=accept,
             scorer=score,
         )
         records: list[dict[str, Any]] = []
@@ -116,6 +125,9 @@ def make_chain_runner(
                 str(i): int(validate(a.sql).ok) for i, a in enumerate(chain.attempts)
             }
             pair = chain.final
+            if warehouse and not chain.accepted:  # none reads as English: the newest said one
+                said_ones = [a for a in chain.attempts if validate(a.sql).ok and says(a)]
+                pair = said_ones[-1] if said_ones else pair
             check = validate(pair.sql)
             if not check.ok and repair_llm is not None:
                 repaired = repair_pair(repair_llm, db, traversal, sample, pair, check.reason)

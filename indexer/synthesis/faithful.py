@@ -27,8 +27,9 @@ lower-cased, singularized tokens, so "singers" says "singer" and "above-average"
 
 from __future__ import annotations
 
+import calendar
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -57,8 +58,11 @@ from indexer.synthesis.phrasing import (
     TIME_SUPERLATIVE,
 )
 from indexer.synthesis.profiles import ColumnInfo, TableInfo, schema_table_info
+from schemagraph.dialects import dialect_of
 from schemagraph.model import Database, fold
 
+_SUFFIX = "_table_suffix"
+_DATE = re.compile(r"^(\d{4})-?(\d{2})-?(\d{2})$")
 _TOKEN = re.compile(r"\d+(?:\.\d+)?|[^\W_]+")
 
 _COMPARISONS: dict[type[exp.Expr], str] = {
@@ -123,7 +127,7 @@ def says_what_sql_does(question: str, sql: str | exp.Expr, db: Database) -> Fait
     SQL that does not parse, or is not one SELECT, fails."""
     if isinstance(sql, str):
         try:
-            tree: exp.Expr | None = parse_one(sql, dialect="sqlite")
+            tree: exp.Expr | None = parse_one(sql, dialect=dialect_of(db))
         except SqlglotError:
             tree = None
     else:
@@ -439,6 +443,14 @@ class _Checker:
         self, node: exp.Expr, inner: exp.Between, negated: bool, scope: _Scope, part: str
     ) -> None:
         column = scope.column(inner.this)
+        span = _span_words(inner)
+        if span is not None and not negated and (column is None or column.info.temporal):
+            # a year or a month of dates, or of a family's shards: "in August 2017"
+            for word in span:
+                self.need(self.q.has(word), part, node, f"the span's {word!r}")
+            suffix = isinstance(inner.this, exp.Column) and fold(inner.this.name) == _SUFFIX
+            self.need(suffix or self.names(column), part, node, "the column")
+            return
         for bound in (inner.args.get("low"), inner.args.get("high")):
             value = _literal(bound) if bound is not None else None
             self.need(value is not None and self.q.has(value), part, node, f"the bound {value!r}")
@@ -533,34 +545,116 @@ class _Checker:
 
 
 class _Scope:
-    """The tables one SELECT names (alias → table), to resolve its columns."""
+    """The tables one SELECT names (alias → table), to resolve its columns; in a warehouse's
+    SQL, tables by the engine's name or a family's wildcard, and BigQuery's `UNNEST(path) AS
+    alias` (alias → the table and the path it reads)."""
 
     def __init__(self, select: exp.Select, db: Database) -> None:
         self.tables: dict[str, TableInfo] = {}
+        self.unnests: dict[str, tuple[TableInfo, str]] = {}
         self.db = db
         sources = [select.args.get("from_"), *(select.args.get("joins") or [])]
         for source in sources:
             table = source.this if source is not None else None
-            if not isinstance(table, exp.Table) or not db.has_table(table.name):
+            if isinstance(table, exp.Unnest):
+                self.unnest(table)
+            if not isinstance(table, exp.Table):
                 continue
-            info = schema_table_info(db, table.name)
+            name = _table_id(db, table.name)
+            if name is None:
+                continue
+            info = schema_table_info(db, name)
             self.tables[fold(table.alias_or_name)] = info
-            self.tables.setdefault(fold(table.name), info)
+            self.tables.setdefault(fold(name), info)
+
+    def unnest(self, node: exp.Unnest) -> None:
+        alias = node.args.get("alias")
+        names = [*(alias.args.get("columns") or []), alias.this] if alias is not None else []
+        name = next((n.name for n in names if n is not None and n.name), "")
+        found = self.path(node.expressions[0] if node.expressions else None)
+        if name and found is not None:
+            self.unnests[fold(name)] = found
+
+    def path(self, node: exp.Expr | None) -> tuple[TableInfo, str] | None:
+        """The table and the column path `node` reads (`T1.totals.pageviews`, `product.x`)."""
+        while isinstance(node, exp.Cast):
+            node = node.this
+        parts = _parts(node)
+        if not parts:
+            return None
+        head, rest = fold(parts[0]), ".".join(parts[1:])
+        if rest and head in self.unnests:
+            table, path = self.unnests[head]
+            return table, f"{path}.{rest}"
+        if rest and head in self.tables:
+            return self.tables[head], rest
+        whole = ".".join(parts)
+        for table in dict.fromkeys(self.tables.values()):
+            if any(fold(c.name) == fold(whole) for c in table.columns):
+                return table, whole
+        return None
 
     def column(self, node: exp.Expr | None) -> _Column | None:
-        if not isinstance(node, exp.Column):
+        found = self.path(node)
+        if found is None:
             return None
-        candidates: Sequence[TableInfo]
-        if node.table:
-            found = self.tables.get(fold(node.table))
-            candidates = [found] if found else []
-        else:
-            candidates = list(dict.fromkeys(self.tables.values()))
-        for table in candidates:
-            for info in table.columns:
-                if fold(info.name) == fold(node.name):
-                    return _Column(table, info)
+        table, path = found
+        for info in table.columns:
+            if fold(info.name) == fold(path):
+                return _Column(table, info)
         return None
+
+
+def _parts(node: exp.Expr | None) -> list[str]:
+    """The names of a column reference, outermost first (`T1`, `totals`, `pageviews`)."""
+    if isinstance(node, exp.Column):
+        return [p.name for p in node.parts]
+    if isinstance(node, exp.Dot):
+        inner = _parts(node.this)
+        return [*inner, node.expression.name] if inner else []
+    return []
+
+
+def _table_id(db: Database, name: str) -> str | None:
+    """The id of the table SQL names `name`: its id, its engine name's last part, or for a
+    wildcard (`ga_sessions_*`) a table of the family."""
+    if db.has_table(name):
+        return name
+    key = fold(name)
+    stem = key[:-1] if key.endswith("*") else None
+    for table in db.tables:
+        last = fold(table.engine_name[-1]) if table.engine_name else fold(table.name)
+        if last == key or (stem is not None and last.startswith(stem)):
+            return table.name
+    return None
+
+
+def _span_words(node: exp.Between) -> tuple[str, ...] | None:
+    """The words that say a BETWEEN over a whole year or month of dates ('2017-01-01' to
+    '2017-12-31', or `_TABLE_SUFFIX` '20170801' to '20170831'): the year, and the month's name;
+    None for another range."""
+    low, high = _literal(node.args.get("low")), _literal(node.args.get("high"))
+    start, end = _date(low), _date(high)
+    if start is None or end is None or start[0] != end[0]:
+        return None
+    year, first, last = start[0], start[1], end[1]
+    if start[2] != 1 or end[2] != calendar.monthrange(year, last)[1]:
+        return None
+    if (first, last) == (1, 12):
+        return (str(year),)
+    if first == last:
+        return (calendar.month_name[first], str(year))
+    return None
+
+
+def _date(text: str | None) -> tuple[int, int, int] | None:
+    match = _DATE.match(text or "")
+    if match is None:
+        return None
+    year, month, day = (int(g) for g in match.groups())
+    if not (1 <= month <= 12 and 1 <= day <= 31):
+        return None
+    return year, month, day
 
 
 def _conjuncts(node: exp.Expr) -> list[exp.Expr]:

@@ -25,6 +25,7 @@ from indexer.synthesis.query_plans import (
     Like,
     Lit,
     Membership,
+    Period,
     Plan,
     Ref,
     VsAggregate,
@@ -263,6 +264,8 @@ def _condition(cond: Condition, subject: TableInfo, rng: random.Random, many: bo
         )
     if isinstance(cond, VsAggregate):
         return _versus_clause(cond, subject, rng)
+    if isinstance(cond, Period):
+        return _period_clause(cond, subject, rng)
     if isinstance(cond, Either):
         merged = _merge_or((cond.first, cond.second), "OR", subject, rng)
         if merged is not None:
@@ -309,6 +312,20 @@ def _compare_clause(cond: Compare, subject: TableInfo, rng: random.Random, many:
             f"whose {name} is {words} {value}",
             f"with {name} {words} {value}",
             f"with {with_article(name)} {words} {value}",
+        )
+    )
+
+
+def _period_clause(cond: Period, subject: TableInfo, rng: random.Random) -> str:
+    """ "in August 2017" for a family's shards; "with order date in 2017" for a column."""
+    if cond.ref is None:
+        return f"in {cond.label}"
+    col = column_phrase(cond.ref, subject)
+    return rng.choice(
+        (
+            f"with {col} in {cond.label}",
+            f"whose {col} is in {cond.label}",
+            f"with {col} during {cond.label}",
         )
     )
 
@@ -425,10 +442,12 @@ def _plain_refs(items: tuple[Agg, ...]) -> list[Ref]:
 
 def _rel(plan: Plan, rng: random.Random, *, many: bool = True) -> str:
     """The subject's relative clauses: joined tables the question would otherwise not mention
-    ("student enrolments that have courses"), then the WHERE conditions."""
-    conditions = conditions_phrase(
-        plan.where, plan.connector, plan.subject, rng, plural_subject=many
-    )
+    ("student enrolments that have courses"), then the WHERE conditions, then the shards of a
+    table family read ("in August 2017")."""
+    shards = [c for c in plan.where if isinstance(c, Period) and c.ref is None]
+    where = tuple(c for c in plan.where if c not in shards)
+    conditions = conditions_phrase(where, plan.connector, plan.subject, rng, plural_subject=many)
+    conditions += "".join(f" in {c.label}" for c in shards)
     silent = _unmentioned(plan)
     if not silent:
         return conditions
@@ -454,7 +473,9 @@ def _unmentioned(plan: Plan) -> list[TableInfo]:
 def _plan_refs(plan: Plan) -> list[Ref]:
     refs = [i.ref for i in plan.items if i.ref is not None]
     for cond in plan.where:
-        if isinstance(cond, Membership):
+        if isinstance(cond, Period):
+            refs.extend([cond.ref] if cond.ref is not None else [])
+        elif isinstance(cond, Membership):
             refs.append(cond.outer)
         elif isinstance(cond, Either):
             refs.extend((cond.first.ref, cond.second.ref))

@@ -22,6 +22,17 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from indexer.synthesis.humanize import entity, humanize
+from indexer.synthesis.warehouse_roles import (
+    boolean,
+    described_values,
+    field_words,
+    is_warehouse,
+    numeric_category,
+    periodic,
+    point_in_time,
+    unsharded,
+    usable_columns,
+)
 from schemagraph.documentation import phrase
 from schemagraph.model import Column, Database, ForeignKey, Table, fold
 from schemagraph.samples import DatabaseSample, TableSample
@@ -93,6 +104,7 @@ _CATEGORY_WORDS = {
     "code",
 }
 _LABEL_WORDS = ("name", "title")
+_ORDINAL_WORDS = frozenset({"year", "founded", "built", "established", "opened", "season"})
 _MAX_VALUE_CHARS = 40
 
 
@@ -276,7 +288,8 @@ def schema_table_info(db: Database, table: str) -> TableInfo:
 
 @lru_cache(maxsize=4096)
 def _schema_table_info(db: Database, table: str) -> TableInfo:
-    return _table_info(db.table(table), None, _foreign_key_columns(db), "", False)
+    warehouse = is_warehouse(db)
+    return _table_info(db.table(table), None, _foreign_key_columns(db), "", False, warehouse)
 
 
 def _profile(
@@ -285,8 +298,16 @@ def _profile(
     tables = [db.table(name) for name in traversal.tables]
     multi = len(tables) > 1
     fk_columns = _foreign_key_columns(db)
+    warehouse = is_warehouse(db)
     infos = tuple(
-        _table_info(t, sample.table(t.name) if sample else None, fk_columns, f"T{i + 1}", multi)
+        _table_info(
+            t,
+            sample.table(t.name) if sample else None,
+            fk_columns,
+            f"T{i + 1}",
+            multi,
+            warehouse,
+        )
         for i, t in enumerate(tables)
     )
     rng = random.Random(seed)
@@ -361,11 +382,15 @@ def _table_info(
     fk_columns: set[tuple[str, str]],
     alias: str,
     multi: bool,
+    warehouse: bool = False,
 ) -> TableInfo:
-    singular, plural = entity(table.name)
+    """`warehouse`: a database of another engine than SQLite, whose columns' roles
+    `indexer.synthesis.warehouse_roles` corrects."""
+    singular, plural = entity(unsharded(table.name) if warehouse else table.name)
     own_words = _own_words(table.name)
+    read = usable_columns(table) if warehouse else table.columns
     columns = tuple(
-        _column_info(table, col, sample, fk_columns, own_words) for col in table.columns
+        _column_info(table, col, sample, fk_columns, own_words, warehouse) for col in read
     )
     bridge = bool(columns) and all(c.key or c.temporal for c in columns)
     bridge = bridge and any(c.key for c in columns) and len(columns) > 1
@@ -394,11 +419,12 @@ def _column_info(
     sample: TableSample | None,
     fk_columns: set[tuple[str, str]],
     own_words: tuple[str, ...],
+    warehouse: bool = False,
 ) -> ColumnInfo:
     """A column's roles from its name (humanized) and type; its documented phrase, when it has
     one, is the words questions use for it ("total bilirubin", not "T BIL")."""
     name, type_, primary = column.name, column.type, column.primary_key
-    named = humanize(name)
+    named = field_words(name) if warehouse else humanize(name)
     words = phrase(column.description) or named
     parts = [w.lower() for w in named.split(" ")]
     last = parts[-1]
@@ -411,7 +437,7 @@ def _column_info(
         bool(_TEMPORAL_TYPE.search(type_)) or any(p in _TEMPORAL_WORDS for p in parts)
     )
     ordinal = (
-        bool({"year", "founded", "built", "established", "opened", "season"} & set(parts))
+        bool(_ORDINAL_WORDS & set(parts))
         or (numeric and last in ("rank", "ranking", "position"))
         or (not _NUMERIC_TYPE.search(type_) and _year_like(numbers))
     )
@@ -420,6 +446,19 @@ def _column_info(
     named_category = bool(_CATEGORY_WORDS & set(parts))
     measure = numeric and not (key or ordinal or code_like or flag or named_category)
     label = (last in _LABEL_WORDS or "name" in parts) and not numeric
+    if warehouse:
+        if not values and sample is None and not numeric:
+            values = described_values(table, column)
+        moment = point_in_time(parts)
+        flag = flag or boolean(type_)
+        numeric = numeric and not boolean(type_)
+        temporal = temporal and (periodic(type_) or not numeric)
+        # a year is a name's last word (`model_year`), not any word (`house_year_ago_city`)
+        ordinal = ordinal and not moment and (last in _ORDINAL_WORDS or not numeric)
+        if numeric and categorical:
+            categorical = numeric_category(parts, type_, frozenset(_CATEGORY_WORDS))
+        categorical = (categorical or (len(values) >= 2 and not numeric)) and not flag
+        measure = numeric and not (key or ordinal or code_like or flag or categorical or moment)
     return ColumnInfo(
         name=name,
         words=words,

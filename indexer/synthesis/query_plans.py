@@ -131,6 +131,18 @@ class Membership:
 
 
 @dataclass(frozen=True)
+class Period:
+    """Rows of a time span: `ref`'s date from `start` to `end` ('YYYY-MM-DD', both inclusive),
+    or, `ref` None, the shards of a BigQuery table family from `start` to `end` (`_TABLE_SUFFIX`,
+    'YYYYMMDD'). `label` is how a question says the span ("2017", "August 2017")."""
+
+    ref: Ref | None
+    start: str
+    end: str
+    label: str
+
+
+@dataclass(frozen=True)
 class Either:
     """`(first OR second)`: rows meeting either of two simple conditions."""
 
@@ -138,7 +150,7 @@ class Either:
     second: Compare
 
 
-Condition = Compare | Between | Like | InList | VsAggregate | Membership | Either
+Condition = Compare | Between | Like | InList | VsAggregate | Membership | Either | Period
 
 
 @dataclass(frozen=True)
@@ -212,22 +224,41 @@ def identifier(name: str) -> exp.Identifier:
     return exp.Identifier(this=name, quoted=not plain or name.upper() in _SQLITE_KEYWORDS)
 
 
-class _Scope:
-    """How one SELECT names its tables: aliases T1.. when it joins, bare names otherwise."""
+class Scope:
+    """How one SELECT names its tables: aliases T1.. when it joins, bare names otherwise, as
+    SQLite writes them. A warehouse's scope (`indexer.synthesis.warehouse_sql`) overrides how
+    tables and columns are written and adds the joins that reach nested fields."""
 
     def __init__(self, tables: tuple[TableInfo, ...]) -> None:
         self.aliased = len(tables) > 1
         self.alias = {fold(t.name): f"T{i + 1}" for i, t in enumerate(tables)}
 
-    def column(self, ref: Ref) -> exp.Column:
+    def inner(self, tables: tuple[TableInfo, ...]) -> Scope:
+        """The scope of a subquery over `tables`."""
+        return Scope(tables)
+
+    def column(self, ref: Ref) -> exp.Expr:
         table = identifier(self.alias[fold(ref.table.name)]) if self.aliased else None
         return exp.Column(this=identifier(ref.column.name), table=table)
+
+    def join_column(self, alias: str, column: str) -> exp.Expr:
+        """A join key: `column` of the table aliased `alias`."""
+        return exp.Column(
+            this=identifier(column), table=identifier(alias) if self.aliased else None
+        )
 
     def table(self, table: TableInfo) -> exp.Table:
         node = exp.Table(this=identifier(table.name))
         if self.aliased:
             node.set("alias", exp.TableAlias(this=identifier(self.alias[fold(table.name)])))
         return node
+
+    def extra_joins(self) -> list[exp.Join]:
+        """Joins the columns used so far need besides the plan's (BigQuery's UNNESTs)."""
+        return []
+
+    def period(self, condition: Period) -> exp.Expr:
+        raise ValueError("a time span is a warehouse condition")
 
 
 def literal(lit: Lit) -> exp.Expr:
@@ -239,9 +270,9 @@ def literal(lit: Lit) -> exp.Expr:
     return exp.Neg(this=node) if value < 0 else node
 
 
-def plan_tree(plan: Plan) -> exp.Select:
-    """The plan as a sqlglot SELECT."""
-    scope = _Scope(plan.tables)
+def plan_tree(plan: Plan, scope: Scope | None = None) -> exp.Select:
+    """The plan as a sqlglot SELECT (in SQLite's names unless `scope` says otherwise)."""
+    scope = Scope(plan.tables) if scope is None else scope
     select = exp.Select(expressions=[_item(scope, item) for item in plan.items])
     if plan.distinct:
         select.set("distinct", exp.Distinct())
@@ -250,8 +281,6 @@ def plan_tree(plan: Plan) -> exp.Select:
         _join(scope, t, link, plan.left_join)
         for t, link in zip(plan.tables[1:], plan.links, strict=True)
     ]
-    if joins:
-        select.set("joins", joins)
     if plan.where:
         select.set("where", exp.Where(this=_conditions(scope, plan.where, plan.connector)))
     if plan.group is not None:
@@ -267,6 +296,9 @@ def plan_tree(plan: Plan) -> exp.Select:
         select.set("order", exp.Order(expressions=[ordered]))
     if plan.limit is not None:
         select.set("limit", exp.Limit(expression=exp.Literal.number(plan.limit)))
+    joins += scope.extra_joins()
+    if joins:
+        select.set("joins", joins)
     return select
 
 
@@ -292,7 +324,7 @@ def _negations_written(tree: exp.Expr, generator: Any) -> exp.Expr:
     return tree
 
 
-def _item(scope: _Scope, item: Agg) -> exp.Expr:
+def _item(scope: Scope, item: Agg) -> exp.Expr:
     if item.func is None:
         if item.ref is None:
             raise ValueError("a plain select item needs a column")
@@ -310,14 +342,15 @@ def _item(scope: _Scope, item: Agg) -> exp.Expr:
     return functions[item.func](this=arg)
 
 
-def _join(scope: _Scope, table: TableInfo, link: Link, left: bool) -> exp.Join:
+def _join(scope: Scope, table: TableInfo, link: Link, left: bool) -> exp.Join:
     pairs = list(zip(link.child_columns, link.parent_columns, strict=True))
     child, parent = _ref_table(scope, link.child), _ref_table(scope, link.parent)
     if fold(link.child) == fold(table.name):  # the earlier table's side first: T1.x = T2.y
         pairs = [(p, c) for c, p in pairs]
         child, parent = parent, child
     conditions = [
-        exp.EQ(this=_col(scope, child, c), expression=_col(scope, parent, p)) for c, p in pairs
+        exp.EQ(this=scope.join_column(child, c), expression=scope.join_column(parent, p))
+        for c, p in pairs
     ]
     on: exp.Expr = conditions[0]
     for condition in conditions[1:]:
@@ -328,12 +361,8 @@ def _join(scope: _Scope, table: TableInfo, link: Link, left: bool) -> exp.Join:
     return join
 
 
-def _ref_table(scope: _Scope, name: str) -> str:
+def _ref_table(scope: Scope, name: str) -> str:
     return scope.alias[fold(name)]
-
-
-def _col(scope: _Scope, alias: str, column: str) -> exp.Column:
-    return exp.Column(this=identifier(column), table=identifier(alias) if scope.aliased else None)
 
 
 def _number(value: float) -> exp.Expr:
@@ -352,7 +381,7 @@ def _compare(op: str, left: exp.Expr, right: exp.Expr) -> exp.Expr:
     return classes[op](this=left, expression=right)
 
 
-def _conditions(scope: _Scope, conditions: tuple[Condition, ...], connector: str) -> exp.Expr:
+def _conditions(scope: Scope, conditions: tuple[Condition, ...], connector: str) -> exp.Expr:
     nodes = [_condition(scope, c) for c in conditions]
     if len(nodes) > 1:
         nodes = [exp.Paren(this=n) if isinstance(n, exp.Or) else n for n in nodes]
@@ -363,7 +392,7 @@ def _conditions(scope: _Scope, conditions: tuple[Condition, ...], connector: str
     return combined
 
 
-def _condition(scope: _Scope, condition: Condition) -> exp.Expr:
+def _condition(scope: Scope, condition: Condition) -> exp.Expr:
     node: exp.Expr
     if isinstance(condition, Compare):
         return _compare(condition.op, scope.column(condition.ref), literal(condition.value))
@@ -386,32 +415,38 @@ def _condition(scope: _Scope, condition: Condition) -> exp.Expr:
         )
         return exp.Not(this=node) if condition.negated else node
     if isinstance(condition, VsAggregate):
-        return _compare(condition.op, scope.column(condition.ref), _scalar_subquery(condition))
+        subquery = _scalar_subquery(scope, condition)
+        return _compare(condition.op, scope.column(condition.ref), subquery)
     if isinstance(condition, Either):
         return exp.Or(
             this=_condition(scope, condition.first), expression=_condition(scope, condition.second)
         )
+    if isinstance(condition, Period):
+        return scope.period(condition)
     return _membership(scope, condition)
 
 
-def _scalar_subquery(condition: VsAggregate) -> exp.Expr:
-    inner = _Scope((condition.ref.table,))
+def _scalar_subquery(scope: Scope, condition: VsAggregate) -> exp.Expr:
+    inner = scope.inner((condition.ref.table,))
     select = exp.Select(expressions=[_item(inner, Agg(condition.func, condition.ref))])
     select.set("from_", exp.From(this=inner.table(condition.ref.table)))
+    if inner.extra_joins():
+        select.set("joins", inner.extra_joins())
     return exp.Subquery(this=select)
 
 
-def _membership(scope: _Scope, condition: Membership) -> exp.Expr:
-    inner = _Scope(condition.tables)
+def _membership(scope: Scope, condition: Membership) -> exp.Expr:
+    inner = scope.inner(condition.tables)
     select = exp.Select(expressions=[inner.column(condition.inner)])
     select.set("from_", exp.From(this=inner.table(condition.tables[0])))
     joins = [
         _join(inner, t, link, False)
         for t, link in zip(condition.tables[1:], condition.links, strict=True)
     ]
-    if joins:
-        select.set("joins", joins)
     if condition.conditions:
         select.set("where", exp.Where(this=_conditions(inner, condition.conditions, "AND")))
+    joins += inner.extra_joins()
+    if joins:
+        select.set("joins", joins)
     node = exp.In(this=scope.column(condition.outer), query=exp.Subquery(this=select))
     return exp.Not(this=node) if condition.negated else node

@@ -18,8 +18,9 @@ from __future__ import annotations
 
 import logging
 import random
+import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TypeVar
 
 from indexer.synthesis.faithful import says_what_sql_does
@@ -42,13 +43,21 @@ from indexer.synthesis.query_plans import (
     Lit,
     Membership,
     Order,
+    Period,
     Plan,
     Ref,
     VsAggregate,
     join_tree,
-    plan_sql,
-    plan_tree,
 )
+from indexer.synthesis.warehouse_plans import (
+    CONDITION_COUNTS,
+    CONDITION_WEIGHTS,
+    period,
+    shard_period,
+    span_refs,
+)
+from indexer.synthesis.warehouse_roles import is_warehouse, threshold
+from indexer.synthesis.warehouse_sql import render_sql, render_tree, shard_suffix
 from schemagraph.model import Database, fold
 from schemagraph.seeds import derive_seed
 from schemagraph.traversals import Traversal
@@ -113,6 +122,8 @@ _CONDITION_WEIGHTS = {
     "flag": 1,
 }
 _MEASURE_FUNCS: tuple[AggFunc, ...] = ("AVG", "SUM", "MIN", "MAX")
+_OWN_ID = re.compile(r"(?:^|_)ids?$|[a-z]Ids?$|ID$", re.IGNORECASE)
+"""A warehouse key named as an id (`geo_id`, `fullVisitorId`): grouped by, one group a row."""
 _REPHRASINGS = 3
 
 
@@ -139,7 +150,7 @@ class TemplateSynthesizer:
         required = _operators(request)
         rng = random.Random(derive_seed(request.seed, "template", traversal.id, sorted(required)))
         seen = {_normalize(p.sql) for p in request.previous}
-        builder = _Builder(info, rng, required)
+        builder = _Builder(info, rng, required, is_warehouse(request.db))
         intents = builder.intent_cycle()
         pairs: list[QAPair] = []
         for index in range(request.count * self.max_attempts):
@@ -148,7 +159,8 @@ class TemplateSynthesizer:
             plan = builder.build(intents[index % len(intents)] if intents else None)
             if plan is None:
                 continue
-            sql = plan_sql(plan)
+            plan = _with_shards(plan, request.db, rng)
+            sql = render_sql(plan, request.db)
             if _normalize(sql) in seen:
                 continue
             seen.add(_normalize(sql))
@@ -167,13 +179,24 @@ class TemplateSynthesizer:
 def _said_question(plan: Plan, rng: random.Random, db: Database) -> str:
     """The plan's question, rephrased (drawn again, up to `_REPHRASINGS` times) while it does
     not say what the plan's SQL does; the last draw when none does (the build drops it)."""
-    tree = plan_tree(plan)
+    tree = render_tree(plan, db)
     question = render_question(plan, rng)
     for _ in range(_REPHRASINGS):
         if says_what_sql_does(question, tree, db).ok:
             break
         question = render_question(plan, rng)
     return question
+
+
+def _with_shards(plan: Plan, db: Database, rng: random.Random) -> Plan:
+    """A one-table plan over a shard of a BigQuery date family reads the family's shards of a
+    month or a year (`warehouse_plans.shard_period`); other plans as they are."""
+    if len(plan.tables) != 1:
+        return plan
+    shard = shard_suffix(db, plan.tables[0].name)
+    if shard is None:
+        return plan
+    return replace(plan, where=(*plan.where, shard_period(shard[1], rng)))
 
 
 def feasible_operators(request: SynthesisRequest) -> frozenset[str]:
@@ -183,7 +206,8 @@ def feasible_operators(request: SynthesisRequest) -> frozenset[str]:
     if not _has_columns(request):
         return frozenset()
     info = profile_traversal(request.db, traversal, request.sample, _link_seed(traversal))
-    return _Builder(info, random.Random(0), frozenset()).feasible_operators()
+    warehouse = is_warehouse(request.db)
+    return _Builder(info, random.Random(0), frozenset(), warehouse).feasible_operators()
 
 
 def _has_columns(request: SynthesisRequest) -> bool:
@@ -231,11 +255,21 @@ def _weighted(rng: random.Random, weights: dict[str, int]) -> str | None:
 class _Builder:
     """Fills in plans for one traversal; `required` operators go into every plan it can."""
 
-    def __init__(self, info: TraversalInfo, rng: random.Random, required: frozenset[str]):
+    def __init__(
+        self,
+        info: TraversalInfo,
+        rng: random.Random,
+        required: frozenset[str],
+        warehouse: bool = False,
+    ):
+        """`warehouse`: a database of another engine than SQLite, whose plans take no
+        placeholder values and stay short (`indexer.synthesis.warehouse_plans`)."""
         self.info = info
         self.rng = rng
         self.required = required
         self.multi = len(info.tables) > 1
+        self.warehouse = warehouse
+        self.condition_weights = CONDITION_WEIGHTS if warehouse else _CONDITION_WEIGHTS
 
     # -- what this traversal allows --------------------------------------------------------
 
@@ -393,6 +427,8 @@ class _Builder:
             "superlative": (0, 0, 1),
             "top": (0, 0, 1),
         }[intent]
+        if self.warehouse:
+            counts = CONDITION_COUNTS[intent]
         return counts[self.rng.randrange(len(counts))]
 
     def _conditions(
@@ -432,15 +468,15 @@ class _Builder:
                 kinds[negatable[0]] = "not_" + kinds[negatable[0]]
             else:
                 kinds.append("negated")
+        weights = self.condition_weights
         if "AND" in req:
             while len(kinds) < 2:
-                kinds.append(_weighted(self.rng, _CONDITION_WEIGHTS) or "eq")
+                kinds.append(_weighted(self.rng, weights) or "eq")
         if "WHERE" in req and not kinds:
-            kinds.append(_weighted(self.rng, _CONDITION_WEIGHTS) or "eq")
+            kinds.append(_weighted(self.rng, weights) or "eq")
         if not kinds and not req & {"LIKE", "BETWEEN", "IN", "SUBQUERY", "NOT", "OR"}:
             kinds = [
-                _weighted(self.rng, _CONDITION_WEIGHTS) or "eq"
-                for _ in range(self._condition_count(intent))
+                _weighted(self.rng, weights) or "eq" for _ in range(self._condition_count(intent))
             ]
         return kinds
 
@@ -505,6 +541,7 @@ class _Builder:
             "flag": self._flag,
             "either": self._either,
             "negated": self._negated,
+            "period": self._period,
         }
         condition = makers[kind](pool, used)
         if condition is None and pool != list(tables):
@@ -525,11 +562,20 @@ class _Builder:
         ref = self._fresh(numeric, used)
         if ref is not None:
             return Compare(ref, "=", Lit(self._number(ref.column)))
+        if self.warehouse:  # no value to name: a time span, else a comparison, else nothing
+            return self._period(tables, used) or self._num(tables, used)
         blind = self._refs(tables, lambda c: (c.categorical or c.label) and not c.numeric)
         ref = self._fresh(blind, used)
         if ref is not None:
             return Compare(ref, "=", Lit(f"a given {ref.column.short}", placeholder=True))
         return self._num(tables, used)
+
+    def _period(self, tables: list[TableInfo], used: list[Ref]) -> Condition | None:
+        """A year or a month of a date or timestamp column (warehouses only)."""
+        if not self.warehouse:
+            return None
+        ref = self._fresh(span_refs(self._refs(tables, lambda c: c.temporal)), used)
+        return period(ref, self.rng) if ref is not None else None
 
     def _neq(self, tables: list[TableInfo], used: list[Ref]) -> Condition | None:
         refs = self._refs(tables, lambda c: c.categorical and bool(c.values))
@@ -626,6 +672,8 @@ class _Builder:
     def _number(self, col: ColumnInfo) -> float:
         if col.numbers:
             return col.numbers[self.rng.randrange(len(col.numbers))]
+        if self.warehouse:
+            return threshold(col.words, self.rng)
         return _default_range(col)[0]
 
     # -- plans by intent ---------------------------------------------------------------------
@@ -779,6 +827,9 @@ class _Builder:
             wanted = [f for f in wanted if f in ("MIN", "MAX")]
         if wanted:
             return wanted
+        if self.warehouse:  # one aggregate: "the total revenue", not four of them
+            options: tuple[AggFunc, ...] = ("AVG", "SUM", "MAX", "MIN") if has_measure else ("MAX",)
+            return [self.rng.choice(options)]
         roll = self.rng.random()
         if has_measure and roll < 0.2:
             return ["AVG", "MIN", "MAX"]
@@ -801,6 +852,8 @@ class _Builder:
             table = self.info.tables[0]
             for col in table.columns:
                 if col.key and table.primary_key != (col.name,) and not col.flag:
+                    if self.warehouse and _OWN_ID.search(col.name):
+                        continue  # a warehouse table's own id, declared or not: a group a row
                     options.append(("category", Ref(table, col), table))
             return options
         for table in self.info.entities:
@@ -842,7 +895,10 @@ class _Builder:
             having = self._having(agg)
         order = None
         limit = None
-        if self.required & {"ORDER BY", "LIMIT", "DESC", "ASC"} or self.rng.random() < 0.35:
+        ordered = self.required & {"ORDER BY", "LIMIT", "DESC", "ASC"} or self.rng.random() < 0.35
+        if ordered and having is not None and self.warehouse and "HAVING" not in self.required:
+            having = None  # "Among the X with ..., which X has the most ...": one or the other
+        if ordered:
             direction = self._direction()
             if direction is None and "ASC" not in self.required:
                 direction = True
@@ -959,6 +1015,8 @@ def _path(info: TraversalInfo, start: str, goal: str) -> list[Link]:
 def _condition_refs(condition: Condition) -> list[Ref]:
     if isinstance(condition, Membership):
         return [condition.outer]
+    if isinstance(condition, Period):
+        return [condition.ref] if condition.ref is not None else []
     if isinstance(condition, Either):
         return [condition.first.ref, condition.second.ref]
     return [condition.ref]
