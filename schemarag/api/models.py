@@ -22,6 +22,7 @@ from pydantic import (
 from pydantic_core import PydanticCustomError
 
 from generator import DEFAULT_STRATEGY, STRATEGIES
+from schemagraph.sql.check import ProblemKind
 
 MAX_QUESTION_CHARS = 2000
 MAX_TOP_DATABASES = 50
@@ -31,6 +32,7 @@ MAX_TABLES = 64
 MAX_ROWS = 1000
 MAX_EXAMPLES = 1000
 MAX_EXAMPLE_SQL_CHARS = 20_000
+MAX_CHECK_SQL_CHARS = 20_000
 
 _REQUEST = ConfigDict(extra="forbid")
 _RESPONSE = ConfigDict(extra="forbid")
@@ -334,6 +336,56 @@ class ExamplesResponse(BaseModel):
     in_build: int
     seconds: float
     timings: dict[str, float]
+
+
+class SqlCheckRequest(BaseModel):
+    model_config = _REQUEST
+
+    database: StrictStr = Field(
+        min_length=1,
+        max_length=MAX_NAME_CHARS,
+        description="the database the query is written for, as the catalog names it",
+        examples=["concert_singer"],
+    )
+    sql: StrictStr = Field(
+        min_length=1,
+        max_length=MAX_CHECK_SQL_CHARS,
+        pattern=NOT_BLANK,
+        description="one query in the database's dialect (BigQuery, Snowflake, SQLite...)",
+        examples=["SELECT Name FROM singer WHERE Country = 'France'"],
+    )
+
+    _sql = field_validator("sql")(_not_blank)
+
+
+class SqlProblemOut(BaseModel):
+    model_config = _RESPONSE
+
+    kind: str = Field(
+        description="refused (the query is not one read-only query: `name` is the rule), "
+        "unknown_table, unknown_column, not_unnested (a path into a repeated column read "
+        "without UNNEST)",
+        json_schema_extra={"enum": [k.value for k in ProblemKind]},
+    )
+    message: str
+    name: str = Field(description="the name at fault, as the query writes it")
+    suggestions: list[str] = Field(description="the nearest real names, as the query would")
+
+
+class SqlCheckResponse(BaseModel):
+    """`ok`: every table and column resolved and the query is one read-only query; each
+    problem names the name at fault and the nearest real ones. Nothing was run."""
+
+    model_config = _RESPONSE
+
+    ok: bool
+    database: str
+    dialect: str = Field(description="the dialect the query was parsed in")
+    problems: list[SqlProblemOut]
+    tables: list[str] = Field(
+        description="the catalog's ids of the tables the query reads (a wildcard family as "
+        "`prefix*`)"
+    )
 
 
 class IndexInfo(BaseModel):

@@ -38,6 +38,8 @@ from schemarag.api.models import (
     Readiness,
     RetrieveRequest,
     RetrieveResponse,
+    SqlCheckRequest,
+    SqlCheckResponse,
 )
 from schemarag.api.served import IndexNotReadyError, Loaded, ServedIndex
 
@@ -208,6 +210,39 @@ def install_routes(
         pairs = [(e.question, e.sql, e.db_id) for e in body.examples]
         report = examples.add(pairs, body.source)
         return JSONResponse(report.as_dict())
+
+    @router.post(
+        "/v1/sql/check",
+        response_model=SqlCheckResponse,
+        responses=_errors(400, 401, 408, 413, 422, 501),
+        summary="Verify a query's tables and columns against the catalog, without running it",
+        tags=["sql"],
+    )
+    def check_sql(body: SqlCheckRequest) -> Any:
+        """Parses the query in the database's dialect, refuses anything but one read-only
+        query (as running SQL does), and resolves every table and column through its scope
+        (CTEs, aliases, UNNEST and FLATTEN, nested fields) against the catalog the server was
+        started with (`serve --source`; 501 without it). The same as `schemarag sql check
+        --json`."""
+        from schemagraph.sql.check import check_sql as check
+
+        catalog = examples.catalog if examples.catalog is not None else generation.catalog
+        if catalog is None:
+            raise ApiError(
+                501,
+                "not_configured",
+                "checking SQL needs the catalog: start the server with `--source KIND:PATH`",
+            )
+        if body.database not in catalog:
+            raise ApiError(
+                422,
+                "invalid_request",
+                f"database: no database {body.database!r} in the catalog "
+                f"({len(catalog)} databases)",
+                "database",
+            )
+        result = check(catalog.database(body.database), body.sql, catalog)
+        return JSONResponse(result.as_dict())
 
     @router.get(
         "/v1/index",

@@ -1,8 +1,9 @@
-"""`schemarag sql run|eval|hardness|tables`: the SQL toolkit from the command line.
+"""`schemarag sql run|check|eval|hardness|tables`: the SQL toolkit from the command line.
 
 `run` executes one untrusted query safely (see `schemagraph.sql.execute`) and exits 1 when it is
-refused, times out or fails; `eval` scores a predictions file by execution accuracy; `hardness`
-and `tables` inspect a query without running it.
+refused, times out or fails; `check` verifies a query's tables and columns against a catalog
+without running it (`schemagraph.sql.check`; exit 1 when rejected); `eval` scores a predictions
+file by execution accuracy; `hardness` and `tables` inspect a query without running it.
 """
 
 from __future__ import annotations
@@ -32,7 +33,8 @@ from schemagraph.sql import (
     live_engine,
     tables_in_sql,
 )
-from schemarag.cli.common import UsageError, add_command, add_output, print_json
+from schemarag.cli.common import UsageError, add_command, add_output, load, print_json
+from schemarag.samples import SAMPLE_SOURCE
 
 MAX_CELL_CHARS = 60
 GOLD_ERRORS_SHOWN = 10
@@ -42,6 +44,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     sql = add_command(sub, "sql")
     sql_sub = sql.add_subparsers(dest="sql_command", metavar="COMMAND", required=True)
     _register_run(sql_sub)
+    _register_check(sql_sub)
     _register_eval(sql_sub)
     hardness = sql_sub.add_parser("hardness", help="Spider hardness of a query (not run)")
     hardness.add_argument("sql", metavar="SQL", help="the query ('-' reads stdin)")
@@ -93,6 +96,28 @@ def _register_run(sql_sub: argparse._SubParsersAction) -> None:
     run.add_argument("--json", action="store_true", help="print JSON")
     run.add_argument("sql", metavar="SQL", help="the query ('-' reads stdin)")
     run.set_defaults(func=cmd_run)
+
+
+def _register_check(sql_sub: argparse._SubParsersAction) -> None:
+    check = sql_sub.add_parser(
+        "check",
+        help="verify a query's tables and columns against the catalog (not run)",
+        epilog="Exit status: 0 accepted, 1 rejected (one line per problem: kind, the name at "
+        "fault and the nearest real names), 2 bad input (an unknown database, a source that "
+        "cannot be read, no SQL).",
+    )
+    check.add_argument("--db", required=True, metavar="ID", help="the database the query is for")
+    check.add_argument(
+        "--source",
+        action="append",
+        metavar="KIND:PATH",
+        help=f"catalog source, repeatable (default: the bundled sample, {SAMPLE_SOURCE})",
+    )
+    check.add_argument("--json", action="store_true", help="print JSON")
+    check.add_argument(
+        "sql", metavar="SQL", help="the query, in the database's dialect ('-' reads stdin)"
+    )
+    check.set_defaults(func=cmd_check)
 
 
 def _register_eval(sql_sub: argparse._SubParsersAction) -> None:
@@ -163,6 +188,21 @@ def cmd_run(args: argparse.Namespace) -> int:
         rule = f" ({outcome.rule.value})" if outcome.rule else ""
         print(f"schemarag: {outcome.kind.value}{rule}: {outcome.message}", file=sys.stderr)
     return 0 if isinstance(outcome, QueryResult) else 1
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    from schemagraph.sql.check import check_sql
+
+    sql = _read_sql(args.sql)
+    if not sql.strip():
+        raise UsageError("the SQL is empty: pass one query, or '-' to read it from stdin")
+    catalog = load(args.source or [SAMPLE_SOURCE])
+    result = check_sql(catalog.database(args.db), sql, catalog)
+    if args.json:
+        print_json(result.as_dict())
+    else:
+        print("\n".join(result.lines()))
+    return 0 if result.ok else 1
 
 
 def cmd_eval(args: argparse.Namespace) -> int:

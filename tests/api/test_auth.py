@@ -125,6 +125,7 @@ def test_the_schema_declares_the_key_so_swagger_ui_can_send_it(
         "POST /v1/retrieve",
         "POST /v1/generate",
         "POST /v1/examples",
+        "POST /v1/sql/check",
         "GET /v1/index",
         "GET /metrics",
     }
