@@ -37,7 +37,7 @@ from sqlglot import exp, parse_one
 from sqlglot.errors import SqlglotError
 
 from indexer.synthesis.humanize import plural, singular
-from indexer.synthesis.phrasing import (
+from indexer.synthesis.phrasing_words import (
     AGE_COMPARE,
     AGG_WORDS,
     ASC_ORDER_WORDS,
