@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from importlib import import_module
 from importlib.metadata import PackageNotFoundError, version
 
-from schemarag.cli.common import COMMANDS, Parser, UsageError, check_outputs
+from schemarag.cli.common import COMMANDS, Parser, check_outputs
 
 
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
@@ -54,16 +54,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         format="%(levelname)s %(name)s: %(message)s",
     )
     from schemarag.cli.stopping import Terminated, raise_on_sigterm
-    from schemarag.errors import USER_ERRORS
+    from schemarag.errors import rule_for
 
-    errors: tuple[type[Exception], ...] = (*USER_ERRORS, UsageError)
     restore = raise_on_sigterm()
     try:
         check_outputs(args)
         return int(args.func(args) or 0)
-    except errors as exc:
-        print(f"schemarag: error: {exc}", file=sys.stderr)
-        return 2
     except KeyboardInterrupt:
         print("schemarag: interrupted", file=sys.stderr)
         return 130
@@ -72,6 +68,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 143
     except BrokenPipeError:
         return 0
+    except Exception as exc:  # one line for what the error table lists; a bug stays a traceback
+        rule = rule_for(exc)
+        if rule is None:
+            raise
+        print(f"schemarag: error: {exc}", file=sys.stderr)
+        return rule.exit
     finally:
         restore()
 

@@ -32,6 +32,7 @@ from mcp.types import ToolAnnotations
 from pydantic import Field, ValidationError
 
 from schemagraph.dialects import engine_label
+from schemarag.errors import rule_for
 from schemarag.mcp.estate import (
     DEFAULT_ROWS,
     MAX_DESCRIBE_TOKENS,
@@ -128,12 +129,16 @@ async def _loaded(estate: Estate, ctx: Context) -> None:
 
 
 def _call(name: str, work: Any) -> Any:
-    """Run a tool's work; `EstateError` and anything unexpected become a `ToolError`."""
+    """Run a tool's work; `EstateError` and the errors of the application's error table
+    (`schemarag.errors`) become a `ToolError` of their one line, anything else one that names
+    the failure, logged."""
     try:
         return work()
     except EstateError as exc:
         raise ToolError(str(exc)) from None
     except Exception as exc:
+        if rule_for(exc) is not None:
+            raise ToolError(str(exc)) from None
         log.error("%s failed: %s: %s", name, type(exc).__name__, exc)
         raise ToolError(f"{name} failed: {type(exc).__name__}: {exc}") from None
 

@@ -115,3 +115,16 @@ def test_every_public_name_of_a_package_loads_on_first_use(package):
     )
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "[]"
+
+
+def test_no_command_but_bench_imports_an_evaluation_module(sample_dir):
+    """`evaluation` is what benchmarks use: the CLI and its other commands never load it."""
+    watched = ("evaluation",)
+    assert loaded_by("import schemarag.cli", watched) == []
+    db = sample_dir / "database/concert_singer/concert_singer.sqlite"
+    for argv in (
+        ["--version"],
+        ["sql", "run", "--db", str(db), "SELECT 1"],
+        ["catalog", "show", f"spider:{sample_dir}", "--db", "concert_singer"],
+    ):
+        assert loaded_by(run_cli(argv), watched) == [], argv

@@ -16,7 +16,7 @@ from retriever import RankedDatabase, RankedTable, RetrievalResult
 from schemarag.cli import ask as ask_cli
 from schemarag.cli import main
 from schemarag.cli.bench_generation import register_bench_commands
-from schemarag.errors import USER_ERRORS
+from schemarag.errors import rule_for
 
 GOOD = "SELECT count(*) FROM singer WHERE Country = 'France'"
 SCRIPTED = f"scripted:```sql\n{GOOD}\n```"
@@ -35,7 +35,9 @@ def bench(argv: Sequence[str]) -> int:
     args = parser.parse_args(argv)
     try:
         return int(args.func(args) or 0)
-    except USER_ERRORS as exc:
+    except Exception as exc:
+        if rule_for(exc) is None:
+            raise
         print(f"schemarag: error: {exc}", file=sys.stderr)
         return 2
 
