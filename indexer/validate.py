@@ -6,8 +6,9 @@ safe executor (on a live server, through its live engine: one engine, and a few 
 per database). The record's tables are the tables the SQL uses, named as the catalog writes them.
 
 A database of another engine known from its schema alone (a BigQuery or Snowflake export: no
-SQLite file, no server URL) is parsed and guarded in its own dialect, its tables resolved as
-the engine names them (a wildcard family by its members), and nothing runs.
+SQLite file, no server URL) is checked in its own dialect by `schemagraph.sql.check.check_sql`
+(tables as the engine names them, wildcard families, `UNNEST` aliases, nested fields), and
+nothing runs.
 
 Column references are checked by sqlglot's `qualify` against the catalog, except in a query that
 runs on an SQLite file and quotes no name: there SQLite's own prepare step rejects every unknown
@@ -29,6 +30,7 @@ from sqlglot.schema import MappingSchema
 from schemagraph import Database
 from schemagraph.dialects import dialect_of
 from schemagraph.model import fold
+from schemagraph.sql.check import check_sql as check_in_catalog
 from schemagraph.sql.execute import Limits, run_unguarded
 from schemagraph.sql.guard import Refusal, check_sql
 from schemagraph.sql.live_engine import run_on_server, runs_queries
@@ -101,13 +103,21 @@ def validate_sql(
 
 
 def _checked_in_dialect(db: Database, sql: str) -> Validation:
-    """A schema-only warehouse's SQL, parsed and guarded in its dialect, every table resolved
-    by its id, the last part of its engine name, or a wildcard family (`ga_sessions_*`: the
-    tables of `db` it names). Columns are not checked here."""
+    """A schema-only warehouse's SQL, parsed and guarded in its dialect and checked against the
+    catalog by `schemagraph.sql.check` (tables as the engine names them, columns through their
+    scopes, UNNEST aliases, nested paths); the tables it reads are those of `db` its names
+    resolve to (a wildcard family: the tables it names)."""
     verdict = check_sql(sql, dialect=dialect_of(db))
     if isinstance(verdict, Refusal):
         return Validation(False, f"refused: {verdict.message}")
     tree = verdict.tree
+    result = check_in_catalog(db, sql)
+    if not result.ok:
+        problem = result.problems[0]
+        kind = problem.kind.value.replace("_", " ")
+        if kind == "unknown column":
+            kind = "bad column reference"
+        return Validation(False, f"{kind}: {problem.message}", tree=tree)
     ctes = {fold(c.alias) for c in tree.find_all(exp.CTE)}
     read: set[str] = set()
     for node in tree.find_all(exp.Table):
