@@ -93,12 +93,19 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     options = ApiOptions.from_env()
     store = args.store or settings.store_path
     use_remembered_sources(args, StoreLocation.parse(store, collection=args.collection))
-    catalog = load_given_sources(args) if args.source else None
-    generate = None
-    if catalog is not None and settings.llm_spec:
-        generate = generation_pipeline(catalog, settings.llm())
+    # the index loads on its own thread while the catalog is read and the client connects
     source = store_source(args, settings)
     served = ServedIndex(source, interval_s=options.reload_interval_s)
+    served.start()
+    try:
+        catalog = load_given_sources(args) if args.source else None
+        generate = None
+        if catalog is not None and settings.llm_spec:
+            generate = generation_pipeline(catalog, settings.llm())
+    except BaseException:
+        served.stop()
+        source.close()
+        raise
     estate = Estate(
         served,
         catalog,
@@ -116,7 +123,10 @@ def cmd_mcp(args: argparse.Namespace) -> int:
             else ""
         )
         + (
-            "" if catalog is not None else "; without --source: find_tables and list_databases only"
+            ""
+            if catalog is not None
+            else "; no catalog (no --source, none remembered): describe_tables and run_sql are "
+            "off, check_sql cannot answer"
         ),
         file=sys.stderr,
     )
@@ -126,7 +136,6 @@ def cmd_mcp(args: argparse.Namespace) -> int:
         source.close()
         close_engines()
 
-    served.start()
     try:
         if args.transport == "stdio":
             run_stdio(server)
