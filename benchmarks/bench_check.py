@@ -54,6 +54,7 @@ from schemarag.cli.result_file import commit, machine
 REPO = Path(__file__).resolve().parent.parent
 KINDS = ("column_renamed", "table_swapped", "nested_path_broken", "column_moved")
 ATTEMPTS = 500  # failed tries in a row after which a kind is given up
+EXAMPLES = 2  # mutations of each kind shown in the result file with the problem found
 
 
 @dataclass(frozen=True)
@@ -135,6 +136,7 @@ def main(argv: list[str] | None = None) -> int:
     made: Counter[str] = Counter()
     mutation_ms: list[float] = []
     misses: list[dict[str, Any]] = []
+    examples: list[dict[str, Any]] = []
     for mutation in mutations:
         db = catalog.database(mutation.db_id)
         ms, result = timed(db, mutation.sql, catalog)
@@ -143,6 +145,15 @@ def main(argv: list[str] | None = None) -> int:
         named = names_wrong(result, mutation.wrong)
         rejected_kind[mutation.kind] += not result.ok
         caught[mutation.kind] += named
+        if made[mutation.kind] <= EXAMPLES and result.problems:
+            examples.append(
+                {
+                    "kind": mutation.kind,
+                    "instance_id": mutation.instance_id,
+                    "change": mutation.change,
+                    "problem": f"{result.problems[0].kind.value}: {result.problems[0].message}",
+                }
+            )
         if not named:
             misses.append(
                 {
@@ -205,6 +216,7 @@ def main(argv: list[str] | None = None) -> int:
                     for k in KINDS
                 },
                 "missed": misses,
+                "examples": examples,
             },
             "time_ms": {
                 "gold_p50": round(percentile(gold_ms, 0.5), 2),

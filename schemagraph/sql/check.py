@@ -31,6 +31,9 @@ of the scope's sources cannot enumerate could hold (an `UNNEST` of an expression
 function, a struct whose fields the catalog does not list, a column of a source that did not
 resolve), aliases of the SELECT list wherever they are referenced, correlated names, BigQuery
 script variables and engine pseudo-columns.
+
+The catalog side (tables by engine name) is `schemagraph.sql.table_match`; what each name of a
+FROM clause stands for, `schemagraph.sql.from_sources`.
 """
 
 from __future__ import annotations
@@ -38,10 +41,8 @@ from __future__ import annotations
 import difflib
 import enum
 import logging
-import threading
-from collections import OrderedDict
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from sqlglot import exp
@@ -51,16 +52,27 @@ from sqlglot.optimizer.scope import Scope, ScopeType, traverse_scope
 from schemagraph.dialects import (
     dialect_of,
     family_sql,
-    is_repeated,
     name_parts,
-    parent_paths,
     repeated_route,
     table_sql,
 )
-from schemagraph.model import Catalog, Column, Database, Table, fold
+from schemagraph.model import Catalog, Database, fold
 from schemagraph.sql._parse import parse_tokens, split_statements, tokenize
+from schemagraph.sql.from_sources import (
+    Derived,
+    Element,
+    Flatten,
+    Hit,
+    Opaque,
+    Origin,
+    Source,
+    State,
+    Tables,
+    WithNames,
+)
 from schemagraph.sql.guard import Refusal
 from schemagraph.sql.guard import check_sql as guard_sql
+from schemagraph.sql.table_match import TableIndex, catalog_holders, match_tables, table_index
 
 log = logging.getLogger(__name__)
 
@@ -70,16 +82,6 @@ __all__ = ["CheckResult", "Problem", "ProblemKind", "check_sql"]
 SUGGESTIONS = 3
 #: how alike (difflib ratio) a name must be to be offered
 CUTOFF = 0.6
-#: the columns of a Snowflake FLATTEN
-FLATTEN_COLUMNS = ("SEQ", "KEY", "PATH", "INDEX", "VALUE", "THIS")
-#: pseudo-columns every table of a dialect has, folded
-PSEUDO_COLUMNS: Mapping[str, frozenset[str]] = {
-    "bigquery": frozenset({"_partitiontime", "_partitiondate", "_file_name"}),
-    "sqlite": frozenset({"rowid", "oid", "_rowid_"}),
-}
-WILDCARD_SUFFIX = "_table_suffix"
-#: column types whose fields or keys the catalog may not list (read with `.` paths)
-_OPEN_TYPES = ("STRUCT", "RECORD", "JSON", "VARIANT", "OBJECT", "ARRAY", "MAP", "ROW")
 #: BigQuery functions whose arrays hold scalars: their UNNEST alias is the only column
 _SCALAR_ARRAYS: tuple[type[exp.Expr], ...] = (
     exp.GenerateDateArray,
@@ -166,7 +168,7 @@ def _check(db: Database, sql: str, dialect: str, catalog: Catalog | None) -> Che
     verdict = guard_sql(text, dialect=dialect)
     if isinstance(verdict, Refusal):
         return _refused(db, dialect, verdict.rule.value, verdict.message)
-    resolver = _Resolver(db, dialect, _index(db), catalog, variables)
+    resolver = _Resolver(db, dialect, table_index(db), catalog, variables)
     try:
         resolver.run(verdict.tree)
     except (SqlglotError, KeyError, ValueError, TypeError, AttributeError) as exc:
@@ -207,375 +209,6 @@ def _script_query(sql: str, dialect: str) -> tuple[str, frozenset[str]]:
     return sql[statements[-1][0].start :], frozenset(names)
 
 
-# --- the catalog side ----------------------------------------------------------------------
-
-
-@dataclass
-class _Index:
-    """One database's tables, by the folded parts of their engine names (built once per
-    database and kept: a family of hundreds of tables is scanned once, not per query)."""
-
-    db: Database
-    entries: list[tuple[Table, tuple[str, ...]]]
-    by_last: dict[str, list[int]]
-    by_id: dict[str, int]
-    _columns: dict[str, dict[str, Column]] = field(default_factory=dict)
-    _parents: dict[str, frozenset[str]] = field(default_factory=dict)
-    _stems: list[str] | None = None
-    lock: threading.Lock = field(default_factory=threading.Lock)
-
-    @classmethod
-    def of(cls, db: Database) -> _Index:
-        entries = [(t, tuple(fold(p) for p in name_parts(t))) for t in db.tables]
-        by_last: dict[str, list[int]] = {}
-        for i, (_, parts) in enumerate(entries):
-            by_last.setdefault(parts[-1], []).append(i)
-        by_id = {fold(t.name): i for i, (t, _) in enumerate(entries)}
-        return cls(db, entries, by_last, by_id)
-
-    def columns(self, table: Table) -> dict[str, Column]:
-        key = fold(table.name)
-        found = self._columns.get(key)
-        if found is None:
-            found = {fold(c.name): c for c in table.columns}
-            with self.lock:
-                self._columns[key] = found
-        return found
-
-    def parents(self, table: Table) -> frozenset[str]:
-        """The folded paths that have fields listed below them."""
-        key = fold(table.name)
-        found = self._parents.get(key)
-        if found is None:
-            found = frozenset(fold(p) for c in table.columns for p in parent_paths(c.name))
-            with self.lock:
-                self._parents[key] = found
-        return found
-
-    def stems(self) -> list[str]:
-        """The folded name stems of the database's sharded families (`ga_sessions_`)."""
-        if self._stems is None:
-            stems = {_stem(parts[-1]) for _, parts in self.entries}
-            self._stems = sorted(s for s in stems if s)
-        return self._stems
-
-
-_INDEXES: OrderedDict[int, tuple[Database, _Index]] = OrderedDict()
-_INDEXES_LOCK = threading.Lock()
-MAX_INDEXES = 256
-
-
-def _index(db: Database) -> _Index:
-    """The index of `db`, cached by identity (a catalog's databases live as long as it)."""
-    with _INDEXES_LOCK:
-        held = _INDEXES.get(id(db))
-        if held is not None and held[0] is db:
-            _INDEXES.move_to_end(id(db))
-            return held[1]
-    index = _Index.of(db)
-    with _INDEXES_LOCK:
-        _INDEXES[id(db)] = (db, index)
-        while len(_INDEXES) > MAX_INDEXES:
-            _INDEXES.popitem(last=False)
-    return index
-
-
-_HOLDERS: OrderedDict[int, tuple[Catalog, dict[str, list[Database]]]] = OrderedDict()
-MAX_HOLDERS = 4
-
-
-def _holders(catalog: Catalog) -> dict[str, list[Database]]:
-    """The databases of `catalog` by the (folded) last part of each table's engine name, cached
-    by identity: a table of another database is found without scanning every database."""
-    with _INDEXES_LOCK:
-        held = _HOLDERS.get(id(catalog))
-        if held is not None and held[0] is catalog:
-            return held[1]
-    holders: dict[str, list[Database]] = {}
-    for db in catalog:
-        for table in db.tables:
-            found = holders.setdefault(fold(name_parts(table)[-1]), [])
-            if not found or found[-1] is not db:
-                found.append(db)
-    with _INDEXES_LOCK:
-        _HOLDERS[id(catalog)] = (catalog, holders)
-        while len(_HOLDERS) > MAX_HOLDERS:
-            _HOLDERS.popitem(last=False)
-    return holders
-
-
-def _open_type(kind: str) -> bool:
-    """Whether a column of type `kind` may have fields the catalog does not list: a STRUCT,
-    JSON, VARIANT... or an array of them (not `ARRAY<STRING>`)."""
-    kind = kind.upper().replace(" ", "")
-    while kind.startswith("ARRAY<"):
-        kind = kind[len("ARRAY<") :]
-    return kind.startswith(_OPEN_TYPES)
-
-
-def _stem(name: str) -> str:
-    """`ga_sessions_` for `ga_sessions_20170801`; "" for a name that ends in no digits."""
-    stripped = name.rstrip("0123456789")
-    return stripped if stripped != name and stripped else ""
-
-
-# --- sources: what a name in FROM stands for ------------------------------------------------
-
-
-class _State(enum.Enum):
-    FOUND = "found"
-    MISSING = "missing"
-    UNSURE = "unsure"
-    NOT_UNNESTED = "not_unnested"
-
-
-@dataclass(frozen=True)
-class _Hit:
-    state: _State
-    column: Column | None = None
-    table: Table | None = None
-    repeated: str = ""  # NOT_UNNESTED: the repeated column the path goes through
-
-
-FOUND = _Hit(_State.FOUND)
-MISSING = _Hit(_State.MISSING)
-UNSURE = _Hit(_State.UNSURE)
-
-
-class _Source:
-    """What one name of a FROM clause stands for; `alias`: the name it has there."""
-
-    alias = ""
-
-    def describe(self) -> str:
-        """How a message names it."""
-        return f"`{self.alias}`"
-
-    def find(self, path: tuple[str, ...]) -> _Hit:
-        """`path` read through this source (`alias.a.b`: path (a, b))."""
-        return UNSURE
-
-    def find_bare(self, path: tuple[str, ...]) -> _Hit:
-        """`path` written without a qualifier, if it can belong to this source."""
-        return self.find(path)
-
-    def element(self, path: tuple[str, ...]) -> _Source | None:
-        """What `UNNEST(alias.path)` reads, when the path is a repeated column of the catalog."""
-        return None
-
-    def names(self) -> list[str]:
-        """The names this source offers (for suggestions), as they are written."""
-        return []
-
-    def star(self) -> dict[str, tuple[str, _Origin | None]] | None:
-        """The columns `SELECT *` gives (folded name -> name, origin); None: unknown."""
-        return None
-
-
-_Origin = tuple[_Source, tuple[str, ...]]
-
-
-class _Opaque(_Source):
-    """A source whose columns cannot be enumerated (a table function, an UNNEST of an
-    expression, a table that did not resolve); `closed`: only `names` are its columns."""
-
-    def __init__(self, alias: str, names: Iterable[str] = (), closed: bool = False) -> None:
-        self.alias = alias
-        self._names = {fold(n): n for n in names}
-        self.closed = closed
-
-    def find(self, path: tuple[str, ...]) -> _Hit:
-        if fold(path[0]) in self._names:
-            return FOUND if len(path) == 1 else UNSURE
-        return MISSING if self.closed else UNSURE
-
-    def find_bare(self, path: tuple[str, ...]) -> _Hit:
-        return self.find(path)
-
-    def names(self) -> list[str]:
-        return list(self._names.values())
-
-    def star(self) -> dict[str, tuple[str, _Origin | None]] | None:
-        if not self.closed:
-            return None
-        return {k: (v, None) for k, v in self._names.items()}
-
-
-class _Tables(_Source):
-    """A catalog table, or a wildcard family of them (`tables` in name order)."""
-
-    def __init__(
-        self,
-        index: _Index,
-        tables: tuple[Table, ...],
-        alias: str,
-        written: str,
-        wildcard: bool,
-        dialect: str,
-    ) -> None:
-        self.index = index
-        self.tables = tables
-        self.alias = alias
-        self.written = written
-        self.wildcard = wildcard
-        self.pseudo = PSEUDO_COLUMNS.get(dialect, frozenset()) | (
-            {WILDCARD_SUFFIX} if wildcard else set()
-        )
-
-    def describe(self) -> str:
-        return f"`{self.written}`"
-
-    def find(self, path: tuple[str, ...]) -> _Hit:
-        return self.lookup(path, floor="")
-
-    def lookup(self, path: tuple[str, ...], floor: str) -> _Hit:
-        """`path` (the full path of a column) in the table; repeated columns at or above
-        `floor` (a path, folded) are unnested already."""
-        key = fold(".".join(path))
-        first = self._lookup(self.tables[0], path, key, floor)
-        if first.state is not _State.MISSING or len(self.tables) == 1:
-            return first
-        for table in self.tables[1:]:  # a family: any member that has it
-            hit = self._lookup(table, path, key, floor)
-            if hit.state is not _State.MISSING:
-                return hit
-        return first
-
-    def _lookup(self, table: Table, path: tuple[str, ...], key: str, floor: str) -> _Hit:
-        columns = self.index.columns(table)
-        column = columns.get(key)
-        if column is not None:
-            for parent in parent_paths(column.name):
-                held = columns.get(fold(parent))
-                if held is not None and is_repeated(held) and len(parent) > len(floor):
-                    return _Hit(_State.NOT_UNNESTED, column, table, held.name)
-            return _Hit(_State.FOUND, column, table)
-        if len(path) == 1 and key in self.pseudo:
-            return FOUND
-        parents = self.index.parents(table)
-        for cut in range(len(path) - 1, 0, -1):
-            head = fold(".".join(path[:cut]))
-            held = columns.get(head)
-            if held is None:
-                continue
-            if head in parents or (held.type and not _open_type(held.type)):
-                return MISSING  # its fields are listed, or it has none
-            return UNSURE
-        return MISSING
-
-    def element(self, path: tuple[str, ...]) -> _Source | None:
-        return self.element_at(path, floor="")
-
-    def element_at(self, path: tuple[str, ...], floor: str) -> _Source | None:
-        hit = self.lookup(path, floor)
-        if hit.state is _State.FOUND and hit.column is not None and is_repeated(hit.column):
-            return _Element(self, hit.column.name, "")
-        return None
-
-    def names(self) -> list[str]:
-        return [c.name for c in self.tables[0].columns]
-
-    def star(self) -> dict[str, tuple[str, _Origin | None]] | None:
-        return {
-            fold(c.name): (c.name, (self, (c.name,)))
-            for c in self.tables[0].columns
-            if "." not in c.name
-        }
-
-
-class _Element(_Source):
-    """One element of a repeated column of a catalog table (BigQuery `UNNEST(hits) AS h`):
-    `h.page.pagePath` is the column `hits.page.pagePath`."""
-
-    def __init__(self, base: _Tables, path: str, alias: str) -> None:
-        self.base = base
-        self.path = path
-        self.alias = alias
-        self.parts = tuple(path.split("."))
-
-    def describe(self) -> str:
-        return f"`{self.alias}` (an element of `{self.path}`)"
-
-    def find(self, path: tuple[str, ...]) -> _Hit:
-        if not path:
-            return FOUND
-        return self.base.lookup(self.parts + path, floor=fold(self.path))
-
-    def element(self, path: tuple[str, ...]) -> _Source | None:
-        return self.base.element_at(self.parts + path, floor=fold(self.path))
-
-    def names(self) -> list[str]:
-        prefix = self.path + "."
-        return [
-            c.name[len(prefix) :]
-            for c in self.base.tables[0].columns
-            if fold(c.name).startswith(fold(prefix))
-        ]
-
-    def star(self) -> dict[str, tuple[str, _Origin | None]] | None:
-        return {fold(n): (n, (self, (n,))) for n in self.names() if "." not in n} or None
-
-
-class _Flatten(_Source):
-    """A Snowflake FLATTEN: its six columns; `:` paths into them are not checked."""
-
-    def __init__(self, alias: str) -> None:
-        self.alias = alias
-
-    def describe(self) -> str:
-        return f"`{self.alias}` (FLATTEN)"
-
-    def find(self, path: tuple[str, ...]) -> _Hit:
-        if path[0].upper() in FLATTEN_COLUMNS:
-            return FOUND
-        return MISSING
-
-    def names(self) -> list[str]:
-        return [c.lower() for c in FLATTEN_COLUMNS]
-
-    def star(self) -> dict[str, tuple[str, _Origin | None]] | None:
-        return {c.lower(): (c, None) for c in FLATTEN_COLUMNS}
-
-
-class _Derived(_Source):
-    """A CTE or a subquery: its output names, each with the column it selects when it selects
-    one (so that `cte.hits` can be unnested and `cte.totals.pageviews` followed)."""
-
-    def __init__(self, alias: str, columns: dict[str, tuple[str, _Origin | None]] | None) -> None:
-        self.alias = alias
-        self.columns = columns
-
-    def find(self, path: tuple[str, ...]) -> _Hit:
-        if self.columns is None:
-            return UNSURE
-        held = self.columns.get(fold(path[0]))
-        if held is None:
-            return MISSING
-        origin = held[1]
-        if len(path) == 1:
-            return FOUND
-        if origin is None:
-            return UNSURE
-        return origin[0].find(origin[1] + path[1:])
-
-    def element(self, path: tuple[str, ...]) -> _Source | None:
-        if self.columns is None:
-            return None
-        held = self.columns.get(fold(path[0]))
-        if held is None or held[1] is None:
-            return None
-        source, inner = held[1]
-        return source.element(inner + path[1:])
-
-    def names(self) -> list[str]:
-        return [name for name, _ in (self.columns or {}).values()]
-
-    def star(self) -> dict[str, tuple[str, _Origin | None]] | None:
-        if self.columns is None:
-            return None
-        return {k: (name, (self, (name,))) for k, (name, _) in self.columns.items()}
-
-
 # --- the resolver ---------------------------------------------------------------------------
 
 
@@ -584,7 +217,7 @@ class _Resolver:
         self,
         db: Database,
         dialect: str,
-        index: _Index,
+        index: TableIndex,
         catalog: Catalog | None,
         variables: frozenset[str],
     ) -> None:
@@ -595,9 +228,9 @@ class _Resolver:
         self.variables = variables
         self.problems: dict[tuple[str, str], Problem] = {}
         self.read: dict[str, str] = {}  # table id (folded) -> id, or family pattern
-        self._tables: dict[int, _Source] = {}  # id(exp.Table) -> its source
-        self._sources: dict[int, dict[str, _Source]] = {}  # id(scope) -> alias -> source
-        self._derived: dict[int, _Derived] = {}  # id(scope) -> its output
+        self._tables: dict[int, Source] = {}  # id(exp.Table) -> its source
+        self._sources: dict[int, dict[str, Source]] = {}  # id(scope) -> alias -> source
+        self._derived: dict[int, Derived] = {}  # id(scope) -> its output
         self._busy: set[int] = set()
         self._scope_of: dict[int, Scope] = {}  # id(scope.expression) -> scope
         self._ctes: dict[str, Scope] = {}
@@ -643,29 +276,29 @@ class _Resolver:
             return False
         return bool(node.args.get("db")) or fold(node.name) not in ctes
 
-    def _table(self, node: exp.Table) -> _Source:
+    def _table(self, node: exp.Table) -> Source:
         held = self._tables.get(id(node))
         if held is None:
             held = self._resolve_table(node)
             self._tables[id(node)] = held
         return held
 
-    def _resolve_table(self, node: exp.Table) -> _Source:
+    def _resolve_table(self, node: exp.Table) -> Source:
         parts = tuple(p.name for p in node.parts)
         written = ".".join(parts)
         label = node.alias_or_name
         wildcard = self.dialect == "bigquery" and parts[-1].endswith("*")
-        found = _match(self.index, parts, self.dialect, wildcard)
+        found = match_tables(self.index, parts, self.dialect, wildcard)
         index = self.index
         if not found and self.catalog is not None and len(parts) > 2:
             index, found = self._elsewhere(parts, wildcard)
         if not found and any(fold(p) == "information_schema" for p in parts):
-            return _Opaque(label)  # the engine's own views, which no export lists
+            return Opaque(label)  # the engine's own views, which no export lists
         if not found:
             near = self._near_tables(parts, wildcard)
             message = f"no table `{written}` in {self.db.id}"
             self._problem(ProblemKind.UNKNOWN_TABLE, written, _nearest(message, near), near)
-            return _Opaque(label)
+            return Opaque(label)
         tables = tuple(index.entries[i][0] for i in found)
         first = tables[0]
         read = first.name
@@ -674,12 +307,12 @@ class _Resolver:
         if index is not self.index:
             read = f"{index.db.id}.{read}"
         self.read[fold(read)] = read
-        return _Tables(index, tables, label, parts[-1], wildcard, self.dialect)
+        return Tables(index, tables, label, parts[-1], wildcard, self.dialect)
 
-    def _elsewhere(self, parts: tuple[str, ...], wildcard: bool) -> tuple[_Index, list[int]]:
+    def _elsewhere(self, parts: tuple[str, ...], wildcard: bool) -> tuple[TableIndex, list[int]]:
         """A fully qualified table of another database of the catalog, same engine."""
         assert self.catalog is not None
-        holders = _holders(self.catalog)
+        holders = catalog_holders(self.catalog)
         last = fold(parts[-1])
         if wildcard:
             names = [n for n in holders if n.startswith(last[:-1])]
@@ -688,8 +321,8 @@ class _Resolver:
         for db in dict.fromkeys(db for name in names for db in holders[name]):
             if db is self.db or dialect_of(db) != self.dialect:
                 continue
-            index = _index(db)
-            found = _match(index, parts, self.dialect, wildcard, strict=True)
+            index = table_index(db)
+            found = match_tables(index, parts, self.dialect, wildcard, strict=True)
             if found:
                 return index, found
         return self.index, []
@@ -714,17 +347,17 @@ class _Resolver:
 
     def _as_written(self, parts: tuple[str, ...], last: str, rendered: str) -> str:
         candidate = (*parts[:-1], last)
-        if _match(self.index, candidate, self.dialect, last.endswith("*")):
+        if match_tables(self.index, candidate, self.dialect, last.endswith("*")):
             return f"`{'.'.join(candidate)}`"
         return rendered if rendered.startswith("`") else f"`{rendered}`"
 
     # -- sources of a scope
 
-    def _sources_of(self, scope: Scope) -> dict[str, _Source]:
+    def _sources_of(self, scope: Scope) -> dict[str, Source]:
         held = self._sources.get(id(scope))
         if held is not None:
             return held
-        sources: dict[str, _Source] = {}
+        sources: dict[str, Source] = {}
         self._sources[id(scope)] = sources  # filled in place: later items see earlier ones
         expression = scope.expression
         if not isinstance(expression, exp.Select):
@@ -739,7 +372,7 @@ class _Resolver:
             self._add_source(scope, sources, item)
         return sources
 
-    def _add_source(self, scope: Scope, sources: dict[str, _Source], item: exp.Expr) -> None:
+    def _add_source(self, scope: Scope, sources: dict[str, Source], item: exp.Expr) -> None:
         if isinstance(item, exp.Final):
             item = item.this
         if isinstance(item, exp.Table):
@@ -755,8 +388,8 @@ class _Resolver:
             child = self._scope_of.get(id(inner))
             derived = self._derived_of(child, alias) if child is not None else None
             names = _alias_columns(item)
-            source: _Source = (
-                derived if derived is not None else _Opaque(alias, names, closed=bool(names))
+            source: Source = (
+                derived if derived is not None else Opaque(alias, names, closed=bool(names))
             )
             sources[fold(alias)] = source
             for join in item.args.get("joins") or []:
@@ -767,17 +400,17 @@ class _Resolver:
             return
         if isinstance(item, exp.Lateral | exp.TableFromRows) and isinstance(item.this, exp.Explode):
             self._udtf_columns(scope, sources, item.this)
-            sources[fold(alias)] = _Flatten(alias)
+            sources[fold(alias)] = Flatten(alias)
             return
         self._udtf_columns(scope, sources, item)
         names = _alias_columns(item)
-        sources[fold(alias)] = _Opaque(alias, names, closed=bool(names))
+        sources[fold(alias)] = Opaque(alias, names, closed=bool(names))
 
-    def _add_table(self, sources: dict[str, _Source], node: exp.Table) -> None:
+    def _add_table(self, sources: dict[str, Source], node: exp.Table) -> None:
         alias = node.alias_or_name
         if not isinstance(node.this, exp.Identifier):  # a table function: TABLE(GENERATOR(...))
             names = _alias_columns(node)
-            sources[fold(alias)] = _Opaque(alias, names, closed=bool(names))
+            sources[fold(alias)] = Opaque(alias, names, closed=bool(names))
             return
         qualifier = node.args.get("db")
         if (
@@ -789,19 +422,19 @@ class _Resolver:
             element = sources[fold(qualifier.name)].element((node.name,))
             if element is not None:
                 element.alias = alias
-            sources[fold(alias)] = element if element is not None else _Opaque(alias, [alias])
+            sources[fold(alias)] = element if element is not None else Opaque(alias, [alias])
             self._tables[id(node)] = sources[fold(alias)]
             return
         cte = None if qualifier else self._ctes.get(fold(node.name))
         if cte is not None:
             derived = self._derived_of(cte, alias)
-            sources[fold(alias)] = derived if derived is not None else _Opaque(alias)
+            sources[fold(alias)] = derived if derived is not None else Opaque(alias)
             return
         sources[fold(alias)] = self._table(node)
 
     def _unnest(
-        self, scope: Scope, sources: dict[str, _Source], node: exp.Unnest, alias: str
-    ) -> _Source:
+        self, scope: Scope, sources: dict[str, Source], node: exp.Unnest, alias: str
+    ) -> Source:
         self._udtf_columns(scope, sources, node)
         offset = node.args.get("offset")
         extra = [offset.name] if isinstance(offset, exp.Expr) and offset.name else []
@@ -811,7 +444,7 @@ class _Resolver:
             if element is not None:
                 element.alias = alias
                 if extra:
-                    return _WithNames(element, extra)
+                    return WithNames(element, extra)
                 return element
         if len(args) == 1 and (
             isinstance(args[0], _SCALAR_ARRAYS)
@@ -820,19 +453,19 @@ class _Resolver:
                 and all(isinstance(e, exp.Literal) for e in args[0].expressions)
             )
         ):
-            return _Opaque(alias, [alias, *extra], closed=True)
-        return _Opaque(alias, [alias, *extra])
+            return Opaque(alias, [alias, *extra], closed=True)
+        return Opaque(alias, [alias, *extra])
 
     def _element(
-        self, scope: Scope, sources: dict[str, _Source], column: exp.Column
-    ) -> _Source | None:
+        self, scope: Scope, sources: dict[str, Source], column: exp.Column
+    ) -> Source | None:
         origin = self._origin(scope, sources, _path(column))
         if origin is None:
             return None
         source, path = origin
         return source.element(path)
 
-    def _udtf_columns(self, scope: Scope, sources: dict[str, _Source], node: exp.Expr) -> None:
+    def _udtf_columns(self, scope: Scope, sources: dict[str, Source], node: exp.Expr) -> None:
         """Check the columns an UNNEST or FLATTEN reads, against the sources before it."""
         for column in node.find_all(exp.Column):
             if id(column) in self._seen or _in_subquery(column, node):
@@ -842,11 +475,11 @@ class _Resolver:
 
     # -- derived tables and CTEs
 
-    def _derived_of(self, scope: Scope, alias: str) -> _Derived | None:
+    def _derived_of(self, scope: Scope, alias: str) -> Derived | None:
         key = id(scope)
         held = self._derived.get(key)
         if held is not None:
-            return _Derived(alias, held.columns)
+            return Derived(alias, held.columns)
         if key in self._busy:  # a recursive CTE reading itself
             return None
         self._busy.add(key)
@@ -862,11 +495,11 @@ class _Resolver:
             }
         elif names:
             columns = {fold(n): (n, None) for n in names}
-        derived = _Derived(alias, columns)
+        derived = Derived(alias, columns)
         self._derived[key] = derived
-        return _Derived(alias, columns)
+        return Derived(alias, columns)
 
-    def _outputs(self, scope: Scope) -> dict[str, tuple[str, _Origin | None]] | None:
+    def _outputs(self, scope: Scope) -> dict[str, tuple[str, Origin | None]] | None:
         expression = scope.expression
         if isinstance(expression, exp.SetOperation):
             left = expression.left.unnest() if expression.left else None
@@ -882,7 +515,7 @@ class _Resolver:
         if expression.args.get("kind"):  # SELECT AS STRUCT / AS VALUE
             return None
         sources = self._sources_of(scope)
-        columns: dict[str, tuple[str, _Origin | None]] = {}
+        columns: dict[str, tuple[str, Origin | None]] = {}
         for projection in expression.expressions:
             if isinstance(projection, exp.Star):
                 for source in _selected(sources):
@@ -913,15 +546,15 @@ class _Resolver:
     # -- columns
 
     def _origin(
-        self, scope: Scope, sources: dict[str, _Source], path: tuple[str, ...]
-    ) -> _Origin | None:
+        self, scope: Scope, sources: dict[str, Source], path: tuple[str, ...]
+    ) -> Origin | None:
         """The source and path a column reads, when one source certainly holds it."""
         level: Scope | None = scope
-        current: dict[str, _Source] | None = sources
+        current: dict[str, Source] | None = sources
         while level is not None and current is not None:
             if len(path) > 1 and fold(path[0]) in current:
                 return current[fold(path[0])], path[1:]
-            holders = [s for s in _selected(current) if s.find_bare(path).state is _State.FOUND]
+            holders = [s for s in _selected(current) if s.find_bare(path).state is State.FOUND]
             if len(holders) == 1:
                 return holders[0], path
             if holders:
@@ -929,7 +562,7 @@ class _Resolver:
             level, current = self._outer(level)
         return None
 
-    def _outer(self, scope: Scope) -> tuple[Scope | None, dict[str, _Source] | None]:
+    def _outer(self, scope: Scope) -> tuple[Scope | None, dict[str, Source] | None]:
         """The scope a correlated name of `scope` is read from: a subquery's, an UNNEST's or
         a LATERAL derived table's enclosing one."""
         correlated = scope.scope_type in (ScopeType.SUBQUERY, ScopeType.UDTF) or (
@@ -944,7 +577,7 @@ class _Resolver:
             return None, None
         return parent, self._sources_of(parent)
 
-    def _check_column(self, scope: Scope, column: exp.Column, sources: dict[str, _Source]) -> None:
+    def _check_column(self, scope: Scope, column: exp.Column, sources: dict[str, Source]) -> None:
         if column.is_star or _lambda_variable(column):
             return
         path = _path(column)
@@ -953,13 +586,13 @@ class _Resolver:
         written = ".".join(path)
         unsure = False
         level: Scope | None = scope
-        current: dict[str, _Source] | None = sources
-        tried: list[_Source] = []
+        current: dict[str, Source] | None = sources
+        tried: list[Source] = []
         while level is not None and current is not None:
             if len(path) > 1 and fold(path[0]) in current:
                 source = current[fold(path[0])]
                 hit = source.find(path[1:])
-                if hit.state is _State.MISSING:
+                if hit.state is State.MISSING:
                     others = [s for s in _selected(current) if s is not source]
                     self._missing(written, path[1:], [source], path[0], others)
                 else:
@@ -967,15 +600,15 @@ class _Resolver:
                 return
             hits = [(s, s.find_bare(path)) for s in _selected(current)]
             tried.extend(_selected(current))
-            found = next(((s, h) for s, h in hits if h.state is _State.FOUND), None)
+            found = next(((s, h) for s, h in hits if h.state is State.FOUND), None)
             if found is not None:
                 self._report(found[1], column, written, found[0])
                 return
-            wrong = next(((s, h) for s, h in hits if h.state is _State.NOT_UNNESTED), None)
+            wrong = next(((s, h) for s, h in hits if h.state is State.NOT_UNNESTED), None)
             if wrong is not None:
                 self._report(wrong[1], column, written, wrong[0])
                 return
-            unsure = unsure or any(h.state is _State.UNSURE for _, h in hits)
+            unsure = unsure or any(h.state is State.UNSURE for _, h in hits)
             if len(path) == 1 and (
                 fold(path[0]) in _select_aliases(level) or fold(path[0]) in current
             ):
@@ -992,26 +625,26 @@ class _Resolver:
         self._missing(written, path, tried, "", [])
 
     def _qualified_by_table(
-        self, sources: dict[str, _Source], path: tuple[str, ...], column: exp.Column, written: str
+        self, sources: dict[str, Source], path: tuple[str, ...], column: exp.Column, written: str
     ) -> bool:
         """`dataset.table.column` or `SCHEMA.TABLE.COLUMN`: a column named with its table."""
         for cut in range(len(path) - 1, 0, -1):
             source = sources.get(fold(path[cut - 1]))
-            if isinstance(source, _Tables):
+            if isinstance(source, Tables):
                 hit = source.find(path[cut:])
-                if hit.state is _State.MISSING:
+                if hit.state is State.MISSING:
                     self._missing(written, path[cut:], [source], path[cut - 1], [])
                 else:
                     self._report(hit, column, written, source)
                 return True
         return False
 
-    def _report(self, hit: _Hit, column: exp.Column, written: str, source: _Source) -> None:
+    def _report(self, hit: Hit, column: exp.Column, written: str, source: Source) -> None:
         """A problem for a name that resolved badly: a path into a repeated column, or (in
         Snowflake) a column matched only when case is ignored."""
-        if hit.state is _State.NOT_UNNESTED and hit.column is not None and hit.table is not None:
+        if hit.state is State.NOT_UNNESTED and hit.column is not None and hit.table is not None:
             route = repeated_route(hit.table, hit.column.name)
-            if isinstance(source, _Element):
+            if isinstance(source, Element):
                 route = tuple(r for r in route if len(r) > len(source.path))
             self._problem(
                 ProblemKind.NOT_UNNESTED,
@@ -1021,7 +654,7 @@ class _Resolver:
                 (_routed_name(hit.column.name, route),),
             )
             return
-        if hit.state is not _State.FOUND or hit.column is None or self.dialect != "snowflake":
+        if hit.state is not State.FOUND or hit.column is None or self.dialect != "snowflake":
             return
         identifier = column.this
         if "." in hit.column.name or not isinstance(identifier, exp.Identifier):
@@ -1043,9 +676,9 @@ class _Resolver:
         self,
         written: str,
         path: tuple[str, ...],
-        sources: list[_Source],
+        sources: list[Source],
         qualifier: str,
-        others: list[_Source],
+        others: list[Source],
     ) -> None:
         """An unknown column: `path` read through `qualifier` (or unqualified) in `sources`;
         `others`: the scope's other sources, where it may be."""
@@ -1058,9 +691,9 @@ class _Resolver:
     def _near_columns(
         self,
         path: tuple[str, ...],
-        sources: list[_Source],
+        sources: list[Source],
         qualifier: str,
-        others: list[_Source],
+        others: list[Source],
     ) -> list[str]:
         """The nearest real names, as the SQL would write them: the same name in another source
         of the scope, the same field at another path (with the UNNESTs it needs), names alike."""
@@ -1070,7 +703,7 @@ class _Resolver:
         out: list[str] = [
             f"`{other.alias}.{'.'.join(path)}`"
             for other in others
-            if other.alias and other.find(path).state is _State.FOUND
+            if other.alias and other.find(path).state is State.FOUND
         ]
         for source in sources:
             names = source.names()
@@ -1090,81 +723,12 @@ class _Resolver:
             self.problems[key] = Problem(kind, message, name, suggestions)
 
 
-class _WithNames(_Source):
-    """A source with a few more column names (an UNNEST's `WITH OFFSET AS off`)."""
-
-    def __init__(self, inner: _Source, names: list[str]) -> None:
-        self.inner = inner
-        self.alias = inner.alias
-        self.extra = {fold(n) for n in names}
-
-    def find(self, path: tuple[str, ...]) -> _Hit:
-        return self.inner.find(path)
-
-    def find_bare(self, path: tuple[str, ...]) -> _Hit:
-        if len(path) == 1 and fold(path[0]) in self.extra:
-            return FOUND
-        return self.inner.find_bare(path)
-
-    def element(self, path: tuple[str, ...]) -> _Source | None:
-        return self.inner.element(path)
-
-    def names(self) -> list[str]:
-        return self.inner.names()
-
-    def star(self) -> dict[str, tuple[str, _Origin | None]] | None:
-        return self.inner.star()
-
-
-# --- small helpers --------------------------------------------------------------------------
-
-
-def _match(
-    index: _Index, parts: tuple[str, ...], dialect: str, wildcard: bool, strict: bool = False
-) -> list[int]:
-    """The entries of `index` that `parts` (a table's name as written) names: the trailing
-    parts of its engine name; the whole name with another first part (a BigQuery project other
-    than the export's, such as `bigquery-public-data`; a Snowflake database the export renamed);
-    an unqualified table id. `strict` (a table of another database): the whole engine name, the
-    project alone free in BigQuery."""
-    folded = tuple(fold(p) for p in parts)
-    qualifier, last = folded[:-1], folded[-1]
-    if wildcard:
-        prefix = last[:-1]
-        candidates = [i for i, (_, p) in enumerate(index.entries) if p[-1].startswith(prefix)]
-    else:
-        candidates = list(index.by_last.get(last, ()))
-        if not qualifier and last in index.by_id and index.by_id[last] not in candidates:
-            candidates.append(index.by_id[last])
-    found = []
-    for i in candidates:
-        theirs = index.entries[i][1][:-1]
-        if _qualifies(qualifier, theirs, dialect, strict):
-            found.append(i)
-    return found
-
-
-def _qualifies(
-    qualifier: tuple[str, ...], theirs: tuple[str, ...], dialect: str, strict: bool
-) -> bool:
-    if qualifier == theirs:
-        return True
-    other_first = len(qualifier) == len(theirs) >= 2 and qualifier[1:] == theirs[1:]
-    if strict:
-        return dialect == "bigquery" and other_first
-    if not qualifier or other_first:
-        return True
-    if len(qualifier) < len(theirs) and theirs[-len(qualifier) :] == qualifier:
-        return True
-    return dialect == "sqlite" and qualifier in (("main",), ("temp",))
-
-
-def _routed(source: _Source, name: str, prefix: str) -> str:
+def _routed(source: Source, name: str, prefix: str) -> str:
     """`name` of `source` as a suggestion: with the UNNESTs a nested field needs."""
     route: tuple[str, ...] = ()
-    if isinstance(source, _Tables) and "." in name:
+    if isinstance(source, Tables) and "." in name:
         route = repeated_route(source.tables[0], name)
-    elif isinstance(source, _Element):
+    elif isinstance(source, Element):
         full = f"{source.path}.{name}"
         route = tuple(
             r for r in repeated_route(source.base.tables[0], full) if len(r) > len(source.path)
@@ -1214,7 +778,7 @@ def _path(column: exp.Column) -> tuple[str, ...]:
     return tuple(p.name for p in column.parts)
 
 
-def _selected(sources: Mapping[str, _Source]) -> list[_Source]:
+def _selected(sources: Mapping[str, Source]) -> list[Source]:
     return list(sources.values())
 
 
@@ -1266,7 +830,7 @@ def _unattributable(column: exp.Column) -> bool:
     return False
 
 
-def _where(sources: list[_Source]) -> str:
+def _where(sources: list[Source]) -> str:
     labels = list(dict.fromkeys(s.describe() for s in sources if s.alias))
     if not labels:
         return "the query's tables"
