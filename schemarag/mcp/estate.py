@@ -327,6 +327,7 @@ class Estate:
         result = check_sql(db, sql, self.catalog)
         answer = result.as_dict()
         answer["database"] = db.id
+        answer["tables"] = [_read_name(db, t) for t in answer["tables"]]
         return answer
 
     def generate_sql(self, question: str, database: str | None = None) -> dict[str, Any]:
@@ -483,6 +484,20 @@ def _join_conditions(db: Database, tables: Sequence[str]) -> list[str]:
             left, right = _shown_name(db, fk.table), _shown_name(db, fk.ref_table)
             joins.append(" AND ".join(f"{left}.{a} = {right}.{b}" for a, b in pairs))
     return list(dict.fromkeys(joins))
+
+
+def _read_name(db: Database, name: str) -> str:
+    """A table `check_sql` resolved (an id, or a wildcard over ids: `web__ga_sessions_*`) as
+    its engine names it (`project.web.ga_sessions_*`)."""
+    if db.has_table(name):
+        return _shown_name(db, name, quoted=False)
+    stem = fold(name.rstrip("*"))
+    member = next((t for t in db.tables if fold(t.name).startswith(stem)), None)
+    if not name.endswith("*") or member is None or not member.engine_name:
+        return name
+    parts = name_parts(member)
+    kept = len(parts[-1]) - (len(member.name) - len(stem))
+    return ".".join((*parts[:-1], parts[-1][:kept] + "*"))
 
 
 def _shown_name(db: Database, name: str, *, quoted: bool = True) -> str:

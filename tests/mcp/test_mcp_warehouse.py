@@ -124,6 +124,7 @@ def test_find_then_describe_in_real_names_then_check_catches_a_wrong_field(estat
     assert "hits.product.productRevenue" in json.dumps(wrong["problems"])
     fixed = json.loads(text(answers["checks"]["fixed"]))
     assert fixed["ok"] is True, fixed
+    assert fixed["tables"] == ["acme-retail-prod.web_analytics.ga_sessions_*"]
     assert answers["ran"].is_error and "check_sql" in text(answers["ran"])
 
 
