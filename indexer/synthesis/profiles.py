@@ -28,7 +28,9 @@ from indexer.synthesis.warehouse_roles import (
     field_words,
     is_warehouse,
     numeric_category,
+    once,
     periodic,
+    plain_words,
     point_in_time,
     unsharded,
     usable_columns,
@@ -387,6 +389,8 @@ def _table_info(
     """`warehouse`: a database of another engine than SQLite, whose columns' roles
     `indexer.synthesis.warehouse_roles` corrects."""
     singular, plural = entity(unsharded(table.name) if warehouse else table.name)
+    if warehouse:  # `geo_us_census_places__places_ohio`: "census places ohio"
+        singular, plural = once(singular), once(plural)
     own_words = _own_words(table.name)
     read = usable_columns(table) if warehouse else table.columns
     columns = tuple(
@@ -426,6 +430,8 @@ def _column_info(
     name, type_, primary = column.name, column.type, column.primary_key
     named = field_words(name) if warehouse else humanize(name)
     words = phrase(column.description) or named
+    if warehouse and not plain_words(words):  # a comment that repeats the name
+        words = named
     parts = [w.lower() for w in named.split(" ")]
     last = parts[-1]
     id_like = last in ("id", "ids") or fold(name) in ("id", "uid")

@@ -238,6 +238,8 @@ class GroupBuilder(ConditionBuilder):
     ) -> list[Agg]:
         """COUNT(*) per group, or the requested (or a random) aggregate of a measure."""
         wanted = [f for f in MEASURE_FUNCS if f in self.required]
+        if self.warehouse:  # one aggregate a group: "Also show the lowest ..." makes run-ons
+            wanted = wanted[:1]
         measures = self._refs([subject], lambda c: c.measure) or self._refs(
             [t for t in tables if t != subject], lambda c: c.measure
         )

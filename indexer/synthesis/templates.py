@@ -402,7 +402,7 @@ class _Builder(GroupBuilder):
         if not has_measure:
             wanted = [f for f in wanted if f in ("MIN", "MAX")]
         if wanted:
-            return wanted
+            return wanted[:1] if self.warehouse else wanted
         if self.warehouse:  # one aggregate: "the total revenue", not four of them
             options: tuple[AggFunc, ...] = ("AVG", "SUM", "MAX", "MIN") if has_measure else ("MAX",)
             return [self.rng.choice(options)]

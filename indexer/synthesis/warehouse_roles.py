@@ -115,6 +115,21 @@ def dated_words(words: str) -> str:
     return _DATED.sub(date, words)
 
 
+def once(words: str) -> str:
+    """`words` without a word repeated next to itself ("census places places ohio" -> "census
+    places ohio": a dataset's last word is often its tables' first)."""
+    out: list[str] = []
+    for word in words.split(" "):
+        if not out or fold(out[-1]) != fold(word):
+            out.append(word)
+    return " ".join(out)
+
+
+def plain_words(words: str) -> bool:
+    """Whether `words` read as words, not as a schema name (`level_4__width`)."""
+    return "_" not in words and "." not in words
+
+
 def usable(column: Column) -> bool:
     """Whether a template can read `column` (not a container, VARIANT, geography, bytes...)."""
     return not _UNUSABLE_TYPE.match(column.type.strip())
