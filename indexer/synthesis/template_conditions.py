@@ -108,6 +108,12 @@ class ConditionBuilder:
     def _value(self, col: ColumnInfo) -> str:
         return col.values[self.rng.randrange(len(col.values))]
 
+    def _span_of(self, col: ColumnInfo) -> tuple[float, float]:
+        """A range for a warehouse column without sampled numbers: two thresholds of its
+        words (a rate from 0.1 to 0.5, a population from 1,000 to 50,000), not 10 to 100."""
+        low, high = sorted({threshold(col.words, self.rng) for _ in range(3)} | {0.0})[-2:]
+        return (low, high) if low != high else (0.0, high)
+
     def _number(self, col: ColumnInfo) -> float:
         if col.numbers:
             return col.numbers[self.rng.randrange(len(col.numbers))]
@@ -314,7 +320,7 @@ class ConditionBuilder:
             if len(numbers) >= 2:
                 low, high = sorted(self.rng.sample(numbers, 2))
             else:
-                low, high = default_range(col)
+                low, high = self._span_of(col) if self.warehouse else default_range(col)
             return Between(ref, Lit(low), Lit(high), negated=negated)
         values = sorted({v for v in col.values})
         if len(values) < 2:
