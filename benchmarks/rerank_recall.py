@@ -25,6 +25,7 @@ import logging
 import math
 import sys
 import time
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -103,6 +104,7 @@ def main(argv: list[str] | None = None) -> int:
         "command": "benchmarks/rerank_recall.py "
         + " ".join(argv if argv is not None else sys.argv[1:]),
         "commit": commit(),
+        "date": datetime.now(UTC).isoformat(timespec="seconds"),
         "machine": machine(),
         "weights": str(args.weights),
         "weights_meta": model.meta,

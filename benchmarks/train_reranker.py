@@ -449,14 +449,16 @@ def main(argv: list[str] | None = None) -> int:
         print(f"train_reranker: error: --sources takes {', '.join(SOURCES)}", file=sys.stderr)
         return 2
     catalogs = {s: load_source(s, args.data, args.work, args.estate) for s in chosen}
-    log.info("sources loaded in %.0fs", time.perf_counter() - t0)
+    loaded = time.perf_counter() - t0
+    log.info("sources loaded in %.0fs", loaded)
     meta = build_pairs(args, catalogs)
     if args.pairs_only:
         return 0
     pairs = [json.loads(line) for line in (args.work / "pairs.jsonl").open(encoding="utf-8")]
     t1 = time.perf_counter()
     pools = {s: Pool.of(s, catalogs[s]) for s in chosen}
-    log.info("pools in %.0fs", time.perf_counter() - t1)
+    pooled = time.perf_counter() - t1
+    log.info("pools in %.0fs", pooled)
     train: dict[str, list[dict[str, Any]]] = {s: [] for s in chosen}
     val_all: dict[str, list[dict[str, Any]]] = {s: [] for s in chosen}
     for pair in pairs:
@@ -558,6 +560,11 @@ def main(argv: list[str] | None = None) -> int:
             },
             "data": counts,
             "pairs_seconds": meta.get("seconds"),
+            "this_run_seconds": {
+                "load_sources": round(loaded, 1),
+                "candidate_pools": round(pooled, 1),
+                "note": "of the last start (a resumed run reloads; the estate is generated once)",
+            },
             "leakage": {**meta["leakage"], "measured_among_training_pairs": leaks},
             "validation": history,
         }

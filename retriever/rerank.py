@@ -323,12 +323,13 @@ class CrossEncoder:
 
     def logits(self, questions: Sequence[str], texts: Sequence[str]) -> Any:
         """The scores of the pairs (question i, text i), a torch tensor (gradients as the caller
-        has them)."""
+        has them). A pair longer than `max_tokens` loses tokens from its longer side first: the
+        schema, unless the question is longer still (Spider 2.0's reach 310 tokens)."""
         torch = importlib.import_module("torch")
         batch = self.tokenizer(
             list(questions),
             list(texts),
-            truncation="only_second",
+            truncation="longest_first",
             max_length=self.max_tokens,
             padding=True,
             return_tensors="pt",

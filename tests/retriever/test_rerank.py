@@ -254,3 +254,13 @@ def test_rerank_result_reorders_the_first_k_and_keeps_the_rest(
     assert reranked.timings["rerank"] > 0
     unchanged = rerank_result(result, model, known, k=3, weight=0.0)
     assert [d.db_id for d in unchanged.databases] == [d.db_id for d in databases]
+
+
+@needs_minilm
+def test_a_question_longer_than_the_window_is_cut_not_refused(one_layer: Path) -> None:
+    from retriever.rerank import CrossEncoder
+
+    model = CrossEncoder.load(one_layer)
+    long_question = "For each month prior to July 2024 list the best-selling product " * 20
+    scores = model.score(long_question, ["thelook ecommerce | orders: status, created at"])
+    assert scores.shape == (1,) and np.isfinite(scores).all()
