@@ -187,7 +187,7 @@ def _refused(db: Database, dialect: str, rule: str, message: str) -> CheckResult
 def _script_query(sql: str, dialect: str) -> tuple[str, frozenset[str]]:
     """A BigQuery script of `DECLARE`s then one query: the query and the declared (folded)
     names. Anything else comes back as it is, for the guard to judge."""
-    if dialect != "bigquery":
+    if dialect != "bigquery" or "declare" not in sql.lower():
         return sql, frozenset()
     try:
         tokens = tokenize(sql, dialect)

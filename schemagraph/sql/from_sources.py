@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from schemagraph.dialects import is_repeated, parent_paths
 from schemagraph.model import Column, Table, fold
-from schemagraph.sql.table_match import TableIndex
+from schemagraph.sql.table_match import Merged, TableIndex
 
 #: the columns of a Snowflake FLATTEN
 FLATTEN_COLUMNS = ("SEQ", "KEY", "PATH", "INDEX", "VALUE", "THIS")
@@ -140,6 +140,7 @@ class Tables(Source):
         self.alias = alias
         self.written = written
         self.wildcard = wildcard
+        self._merged: Merged | None = None
         self.pseudo = PSEUDO_COLUMNS.get(dialect, frozenset()) | (
             {WILDCARD_SUFFIX} if wildcard else set()
         )
@@ -151,36 +152,30 @@ class Tables(Source):
         return self.lookup(path, floor="")
 
     def lookup(self, path: tuple[str, ...], floor: str) -> Hit:
-        """`path` (the full path of a column) in the table; repeated columns at or above
-        `floor` (a path, folded) are unnested already."""
+        """`path` (the full path of a column) in the table, or in any member of the family;
+        repeated columns at or above `floor` (a path, folded) are unnested already."""
+        if self._merged is None:
+            self._merged = self.index.merged(self.tables)
+        columns, parents = self._merged
         key = fold(".".join(path))
-        first = self._lookup(self.tables[0], path, key, floor)
-        if first.state is not State.MISSING or len(self.tables) == 1:
-            return first
-        for table in self.tables[1:]:  # a family: any member that has it
-            hit = self._lookup(table, path, key, floor)
-            if hit.state is not State.MISSING:
-                return hit
-        return first
-
-    def _lookup(self, table: Table, path: tuple[str, ...], key: str, floor: str) -> Hit:
-        columns = self.index.columns(table)
-        column = columns.get(key)
-        if column is not None:
+        held = columns.get(key)
+        if held is not None:
+            column, table = held
+            own = self.index.columns(table)
             for parent in parent_paths(column.name):
-                held = columns.get(fold(parent))
-                if held is not None and is_repeated(held) and len(parent) > len(floor):
-                    return Hit(State.NOT_UNNESTED, column, table, held.name)
+                outer = own.get(fold(parent))
+                if outer is not None and is_repeated(outer) and len(parent) > len(floor):
+                    return Hit(State.NOT_UNNESTED, column, table, outer.name)
             return Hit(State.FOUND, column, table)
         if len(path) == 1 and key in self.pseudo:
             return FOUND
-        parents = self.index.parents(table)
         for cut in range(len(path) - 1, 0, -1):
             head = fold(".".join(path[:cut]))
-            held = columns.get(head)
-            if held is None:
+            above = columns.get(head)
+            if above is None:
                 continue
-            if head in parents or (held.type and not open_type(held.type)):
+            kind = above[0].type
+            if head in parents or (kind and not open_type(kind)):
                 return MISSING  # its fields are listed, or it has none
             return UNSURE
         return MISSING

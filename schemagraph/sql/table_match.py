@@ -18,6 +18,12 @@ from dataclasses import dataclass, field
 from schemagraph.dialects import name_parts, parent_paths
 from schemagraph.model import Catalog, Column, Database, Table, fold
 
+#: a table's (or a family's) columns by folded path, with the table holding each; and the
+#: folded paths that have fields below them
+Merged = tuple[dict[str, tuple[Column, Table]], frozenset[str]]
+#: tables and families whose merged columns an index keeps
+MAX_MERGED = 256
+
 
 @dataclass
 class TableIndex:
@@ -31,6 +37,7 @@ class TableIndex:
     _columns: dict[str, dict[str, Column]] = field(default_factory=dict)
     _parents: dict[str, frozenset[str]] = field(default_factory=dict)
     _stems: list[str] | None = None
+    _merged: dict[tuple[str, ...], Merged] = field(default_factory=dict)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     @classmethod
@@ -59,6 +66,26 @@ class TableIndex:
             found = frozenset(fold(p) for c in table.columns for p in parent_paths(c.name))
             with self.lock:
                 self._parents[key] = found
+        return found
+
+    def merged(self, tables: tuple[Table, ...]) -> Merged:
+        """The columns of `tables` (a table, or a wildcard family) by folded path, each with
+        the first table that has it, and every path with fields below it: one lookup per name
+        however many members a family has."""
+        key = tuple(fold(t.name) for t in tables)
+        found = self._merged.get(key)
+        if found is None:
+            columns: dict[str, tuple[Column, Table]] = {}
+            parents: set[str] = set()
+            for table in tables:
+                for column in table.columns:
+                    columns.setdefault(fold(column.name), (column, table))
+                parents |= self.parents(table)
+            found = (columns, frozenset(parents))
+            with self.lock:
+                if len(self._merged) >= MAX_MERGED:
+                    self._merged.clear()
+                self._merged[key] = found
         return found
 
     def stems(self) -> list[str]:
