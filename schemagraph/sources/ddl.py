@@ -9,6 +9,11 @@ comments where the dialect has them (MySQL and Snowflake `COMMENT '...'`, BigQue
 reported. Other statements that are understood (indexes, inserts, grants, SET, sequences,
 functions, extensions, ...) are ignored without a word: dumps are full of them.
 
+In SQLite's dialect, a CREATE TABLE that SQLite accepts and sqlglot does not
+(`description BLOB SUB_TYPE TEXT`) is read by SQLite itself in an in-memory database
+(`sources.sqlite_ddl`); one whose names need quotes that the file lacks (`qty_sold(kg) REAL`) is
+read with them quoted, and reported.
+
 Each database records the dialect its file was parsed with (named or inferred), and a table
 created under a qualified name (`CREATE TABLE sales.orders`) keeps it as its engine name.
 """
@@ -30,6 +35,7 @@ from sqlglot.tokens import TokenType
 from schemagraph.documentation import Described, clean, describe_database
 from schemagraph.errors import CatalogError, SourceError
 from schemagraph.model import Catalog, Column, Database, ForeignKey, Table, fold, validate_database
+from schemagraph.sources.sqlite_ddl import SQLiteTable, is_create_table, read_create_table
 
 log = logging.getLogger(__name__)
 
@@ -62,7 +68,7 @@ def _known_dialects() -> set[str]:
 @dataclass
 class _Parsed:
     dialect: str
-    statements: list[tuple[int, exp.Expr]] = field(default_factory=list)
+    statements: list[tuple[int, exp.Expr | SQLiteTable]] = field(default_factory=list)
     failures: list[tuple[int, str]] = field(default_factory=list)
 
 
@@ -147,19 +153,29 @@ def _quiet_sqlglot() -> Iterator[None]:
 
 
 def _parse(text: str, dialect: str, file: Path) -> _Parsed:
+    """The statements of `text` in `dialect`, and those that could not be read. In SQLite's
+    dialect, a CREATE TABLE that sqlglot cannot read is read by SQLite itself
+    (`sources.sqlite_ddl`)."""
     parsed = _Parsed(dialect)
     for line, chunk in _split(text, dialect, file):
         try:
             with _quiet_sqlglot():
                 expression = sqlglot.parse_one(chunk, read=dialect)
         except SqlglotError as exc:
-            parsed.failures.append((line, str(exc).splitlines()[0][:200]))
-            continue
-        problem = _not_understood(chunk, expression, dialect)
-        if problem is not None:
-            parsed.failures.append((line, problem))
-            continue
-        parsed.statements.append((line, expression))
+            problem = str(exc).splitlines()[0][:200]
+        else:
+            understood = _not_understood(chunk, expression, dialect)
+            if understood is None:
+                parsed.statements.append((line, expression))
+                continue
+            problem = understood
+        if dialect == "sqlite" and is_create_table(chunk):
+            table = read_create_table(chunk)
+            if isinstance(table, SQLiteTable):
+                parsed.statements.append((line, table))
+                continue
+            problem = f"{problem}; {table}"
+        parsed.failures.append((line, problem))
     return parsed
 
 
@@ -258,7 +274,7 @@ _Comment = tuple[int, str, str, str]
 
 
 def _collect(
-    statements: list[tuple[int, exp.Expr]],
+    statements: list[tuple[int, exp.Expr | SQLiteTable]],
     dialect: str,
     file: Path,
     problems: list[str],
@@ -270,7 +286,20 @@ def _collect(
     altered: list[tuple[str, ForeignKey, int]] = []
     comments: list[_Comment] = []
     for line, statement in statements:
-        if isinstance(statement, exp.Create) and statement.kind == "TABLE":
+        if isinstance(statement, SQLiteTable):
+            name = statement.name
+            if fold(name) in tables:
+                raise CatalogError(f"{file}:{line}: table {name!r} is created twice")
+            tables[fold(name)] = (name, statement.columns, list(statement.foreign_keys))
+            if statement.quoted:
+                names = ", ".join(statement.quoted[:5]) + (
+                    f" and {len(statement.quoted) - 5} more" if len(statement.quoted) > 5 else ""
+                )
+                problems.append(
+                    f"{file}:{line}: CREATE TABLE {name} is not valid SQL as written (the names "
+                    f"{names} need quotes); read with them quoted"
+                )
+        elif isinstance(statement, exp.Create) and statement.kind == "TABLE":
             schema = statement.this
             if not isinstance(schema, exp.Schema):
                 problems.append(f"{file}:{line}: CREATE TABLE without columns (AS SELECT?) skipped")
@@ -331,7 +360,8 @@ def _column_comment(col: exp.ColumnDef) -> str:
 def _table_parts(
     schema: exp.Schema, name: str, dialect: str
 ) -> tuple[tuple[Column, ...], list[ForeignKey]]:
-    defs = [e for e in schema.expressions if isinstance(e, exp.ColumnDef)]
+    # a column without a type (SQLite's `name ,`) is an Identifier, not a ColumnDef
+    defs = [e for e in schema.expressions if isinstance(e, exp.ColumnDef | exp.Identifier)]
     table_pk = {
         fold(col.name)
         for pk in schema.find_all(exp.PrimaryKey)
@@ -341,6 +371,9 @@ def _table_parts(
     columns = []
     fks: list[ForeignKey] = []
     for col in defs:
+        if isinstance(col, exp.Identifier):
+            columns.append(Column(col.name, "", fold(col.name) in table_pk))
+            continue
         inline_pk = any(
             isinstance(c.args.get("kind"), exp.PrimaryKeyColumnConstraint)
             for c in col.args.get("constraints") or []

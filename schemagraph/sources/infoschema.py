@@ -56,13 +56,19 @@ import gzip
 import io
 import json
 import re
-from collections.abc import Iterator, Mapping
+import zlib
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
+from operator import itemgetter
 from pathlib import Path
 from typing import Any
 
+import sqlglot
+from sqlglot.errors import SqlglotError
+from sqlglot.tokens import TokenType
+
 from schemagraph.counted import counted
-from schemagraph.documentation import Described, clean, describe_database
+from schemagraph.documentation import clean
 from schemagraph.errors import SourceError
 from schemagraph.model import Catalog, Column, Database, ForeignKey, Table, fold, validate_database
 from schemagraph.sources.export_dialect import file_dialect, vote
@@ -73,6 +79,9 @@ SYSTEM_SCHEMAS = frozenset({"information_schema", "pg_catalog", "pg_toast"})
 COLUMN_TEXT = ("description", "comment", "column_comment", "remarks")
 TABLE_TEXT = ("description", "comment", "table_comment", "remarks")
 _NULL = frozenset({"", "null", "none", "\\n"})
+_COLUMN_VIEWS = frozenset({"COLUMNS", "COLUMN_FIELD_PATHS"})
+#: the longest CSV field read (a BigQuery table's DDL can be megabytes)
+CSV_FIELD_LIMIT = 1 << 30
 _COMPOSITE = re.compile(r"\b(struct|record|row)\s*[<(]", re.IGNORECASE)
 _HELP = (
     "infoschema: reads CSV (with a header) or JSON lines exports of INFORMATION_SCHEMA.COLUMNS, "
@@ -127,12 +136,14 @@ def load_infoschema(path: str | Path, per_schema: bool = False) -> Catalog:
         files = [path]
     export = _Export(default_catalog=_stem(path), per_schema=per_schema)
     for file in files:
-        view, rows, dialect = _read(file)
-        export.add(file, view, rows, dialect)
+        export.add(file, _read(file))
     if not export.tables:
+        found = export.problems.lines()
         raise SourceError(
-            f"{path}: no columns in the export ({counted(len(files), 'file')} read); export the "
-            "rows of INFORMATION_SCHEMA.COLUMNS (or BigQuery's COLUMN_FIELD_PATHS) too"
+            f"{path}: no columns in the export ({counted(len(files), 'file')} read"
+            + (f"; {found[0]}" if found else "")
+            + "); export the rows of INFORMATION_SCHEMA.COLUMNS (or BigQuery's "
+            "COLUMN_FIELD_PATHS) too"
         )
     return export.catalog(str(path))
 
@@ -154,14 +165,31 @@ def _stem(path: Path) -> str:
     return name
 
 
-def _read(file: Path) -> tuple[_View, list[dict[str, str]], str]:
-    """The view a file holds, its rows (keys folded to lower case) and the dialect of the
-    engine that wrote it ("" when its layout does not say)."""
+@dataclass
+class _File:
+    """One exported file: the view it holds, its header (folded), its rows (each one longer
+    than the header: its last value is "", what `_places` gives for a column the file lacks),
+    the number of its first data row, the dialect of the engine that wrote it ("" when its
+    layout does not say) and what reading it found wrong, as (kind, example)."""
+
+    view: _View
+    header: list[str]
+    rows: list[list[str]]
+    first: int
+    dialect: str
+    problems: list[tuple[str, str]]
+
+
+def _read(file: Path) -> _File:
     try:
         data = file.read_bytes()
         if file.suffix.lower() == ".gz":
             data = gzip.decompress(data)
-    except (OSError, EOFError) as exc:
+    except EOFError:
+        raise SourceError(
+            f"{file}: cut off (the gzip stream ends before its end); copy or export it again"
+        ) from None
+    except (OSError, zlib.error) as exc:
         raise SourceError(f"{file}: cannot be read ({exc})") from None
     if b"\0" in data[:4096]:
         raise SourceError(f"{file}: not CSV or JSON text; {_HELP}")
@@ -173,35 +201,92 @@ def _read(file: Path) -> tuple[_View, list[dict[str, str]], str]:
         raise SourceError(f"{file}: empty; {_HELP}, with a header row, or remove the file")
     suffix = _suffix(file)
     json_like = text.lstrip()[:1] in ("[", "{")
+    problems: list[tuple[str, str]] = []
     if suffix in (".jsonl", ".ndjson", ".json") or (suffix not in SUFFIXES and json_like):
         header, rows = _json_rows(file, text)
+        first = 1
     else:
-        header, rows = _csv_rows(file, text)
+        header, rows = _csv_rows(file, text, problems)
+        first = 2
     view = _view(file, header)
-    dialect = file_dialect(
-        view.name,
-        header,
-        (t for row in rows if (t := row.get("full_data_type") or row.get("data_type") or "")),
-    )
-    return view, rows, dialect
+    types = [header.index(k) for k in ("full_data_type", "data_type") if k in header][:1]
+    dialect = file_dialect(view.name, header, (row[types[0]] for row in rows) if types else ())
+    return _File(view, header, rows, first, dialect, problems)
 
 
-def _csv_rows(file: Path, text: str) -> tuple[list[str], list[dict[str, str]]]:
-    try:
-        reader = csv.reader(io.StringIO(text, newline=""))
-        lines = [row for row in reader if any(cell.strip() for cell in row)]
-    except csv.Error as exc:
-        raise SourceError(f"{file}: not readable CSV ({exc}); {_HELP}") from None
+def _csv_rows(
+    file: Path, text: str, problems: list[tuple[str, str]]
+) -> tuple[list[str], list[list[str]]]:
+    """The header and rows of a CSV file. A row with fewer fields than the header (a file cut
+    off mid-row), more fields, or a file that ends inside a quoted field, is left out and
+    reported; so is a malformed quote, whose file is then read as written."""
+    lines = _csv_lines(file, text, problems)
     if not lines:
         raise SourceError(f"{file}: empty; {_HELP}, with a header row, or remove the file")
-    header = [fold(clean(h)) for h in lines[0]]
-    rows = [
-        {key: value for key, value in zip(header, line, strict=False) if key} for line in lines[1:]
-    ]
+    (_, head), *body = lines
+    header = [fold(clean(h)) for h in head]
+    width = len(header)
+    rows: list[list[str]] = []
+    last = len(body) - 1
+    last_whole = bool(body) and len(body[-1][1]) == width
+    for index, (number, line) in enumerate(body):
+        if len(line) == width:
+            line.append("")  # the value of every column the export does not have
+            rows.append(line)
+        elif len(line) < width and index == last:
+            problems.append(
+                (
+                    f"the file is cut off: its last row has {len(line)} of {width} fields and is "
+                    "left out; export the view again",
+                    f"row {number}",
+                )
+            )
+        else:
+            fewer = "fewer" if len(line) < width else "more"
+            problems.append((f"rows with {fewer} fields than the header left out", f"row {number}"))
+    if not problems and last_whole and not text.endswith(("\n", "\r")):
+        problems.append(
+            (
+                "the file does not end with a line break: its last row may be cut off; check "
+                "it or export the view again",
+                f"row {body[-1][0]}",
+            )
+        )
     return header, rows
 
 
-def _json_rows(file: Path, text: str) -> tuple[list[str], list[dict[str, str]]]:
+def _csv_lines(
+    file: Path, text: str, problems: list[tuple[str, str]]
+) -> list[tuple[int, list[str]]]:
+    """The non-blank records of a CSV text with their row numbers (the header is row 1)."""
+    if csv.field_size_limit() < CSV_FIELD_LIMIT:  # a BigQuery DDL is often longer than 128 KiB
+        csv.field_size_limit(CSV_FIELD_LIMIT)
+    lines: list[tuple[int, list[str]]] = []
+    reader = csv.reader(io.StringIO(text, newline=""), strict=True)
+    try:
+        for record in reader:
+            if "".join(record).strip():
+                lines.append((len(lines) + 1, record))
+    except csv.Error as exc:
+        if not lines:
+            raise SourceError(f"{file}: not readable CSV ({exc}); {_HELP}") from None
+        where = f"row {len(lines) + 1} (line {reader.line_num})"
+        if "unexpected end of data" in str(exc):  # inside a quoted field
+            problems.append(
+                (
+                    "the file is cut off inside a quoted field: its last row is left out; "
+                    "export the view again",
+                    where,
+                )
+            )
+            return lines
+        problems.append((f"malformed CSV ({exc}): the file is read as written; check it", where))
+        lenient = (r for r in csv.reader(io.StringIO(text, newline="")) if "".join(r).strip())
+        lines = list(enumerate(lenient, 1))
+    return lines
+
+
+def _json_rows(file: Path, text: str) -> tuple[list[str], list[list[str]]]:
     try:
         data = json.loads(text)
         items = data if isinstance(data, list) else [data]
@@ -223,7 +308,7 @@ def _json_rows(file: Path, text: str) -> tuple[list[str], list[dict[str, str]]]:
                 ) from None
             numbers.append(number)
     header: dict[str, None] = {}
-    rows = []
+    objects = []
     for number, item in zip(numbers, items, strict=True):
         if not isinstance(item, dict):
             raise SourceError(
@@ -232,8 +317,9 @@ def _json_rows(file: Path, text: str) -> tuple[list[str], list[dict[str, str]]]:
             )
         row = {fold(clean(str(k))): _text(v) for k, v in item.items()}
         header.update(dict.fromkeys(row))
-        rows.append(row)
-    return list(header), rows
+        objects.append(row)
+    names = list(header)
+    return names, [[*(row.get(name, "") for name in names), ""] for row in objects]
 
 
 def _text(value: Any) -> str:
@@ -275,10 +361,58 @@ def _value(row: Mapping[str, str], *keys: str) -> str:
     return ""
 
 
-def _type(row: Mapping[str, str]) -> str:
-    """The column's type, composite types cut to their kind (`ARRAY<STRUCT<a INT64>>` is
+def _null(text: str) -> str:
+    """`text` trimmed, or "" when it is empty or says null."""
+    text = text.strip()
+    return "" if len(text) <= 4 and text.casefold() in _NULL else text
+
+
+def _clean(text: str) -> str:
+    """`documentation.clean`, without its regular expression where the text has no run of
+    blanks and no blank but the space (most descriptions)."""
+    if text.isprintable() and "  " not in text:
+        return text.strip()
+    return clean(text)
+
+
+def _places(header: list[str]) -> Callable[..., int]:
+    """Where in a row (`_File.rows`) the first of some keys is; past the header (the row's
+    last value, "") when the header has none of them."""
+
+    def place(*keys: str) -> int:
+        return next((header.index(k) for k in keys if k in header), len(header))
+
+    return place
+
+
+def _getter(header: list[str], *keys: str) -> Callable[[list[str]], str]:
+    """What `_value` reads, for rows as lists under `header`: the first of `keys` with a
+    (non-null) value, trimmed."""
+    places = [header.index(key) for key in keys if key in header]
+    if not places:
+        return lambda row: ""
+    if len(places) == 1:
+        place = places[0]
+
+        def one(row: list[str]) -> str:
+            text = row[place].strip()
+            return "" if len(text) <= 4 and text.casefold() in _NULL else text
+
+        return one
+
+    def first(row: list[str]) -> str:
+        for place in places:
+            text = row[place].strip()
+            if not (len(text) <= 4 and text.casefold() in _NULL):
+                return text
+        return ""
+
+    return first
+
+
+def _type(text: str) -> str:
+    """A column's type, composite types cut to their kind (`ARRAY<STRUCT<a INT64>>` is
     `ARRAY<STRUCT>`)."""
-    text = _value(row, "full_data_type", "data_type")
     out: list[str] = []
     start = 0
     while match := _COMPOSITE.search(text, start):
@@ -302,6 +436,67 @@ def _unquote(text: str) -> str:
                 r"\\(.)", lambda m: {"n": "\n", "t": "\t"}.get(m[1], m[1]), inner, flags=re.S
             )
     return text
+
+
+#: what the table-level OPTIONS of a BigQuery DDL is found among: strings, quoted names and
+#: comments (skipped whole), parentheses (counted) and the word OPTIONS before one
+_DDL_TOKENS = re.compile(
+    "|".join(
+        (
+            r'[rb]{0,2}(?:"{3}(?:\\.|[^\\])*?"{3}' + r"|'{3}(?:\\.|[^\\])*?'{3}",
+            r'"(?:\\.|[^"\\\n])*"' + r"|'(?:\\.|[^'\\\n])*')",
+            r"`[^`]*`",
+            r"--[^\n]*",
+            r"/\*.*?\*/",
+            r"\bOPTIONS\s*\(",
+            r"[()]",
+        )
+    ),
+    re.IGNORECASE | re.DOTALL,
+)
+
+
+def ddl_description(ddl: str) -> str:
+    """The table description in a BigQuery `CREATE TABLE ... OPTIONS(description="...")`
+    statement (INFORMATION_SCHEMA.TABLES' `ddl` column): the OPTIONS after the column list,
+    not a column's own; "" when it has none."""
+    depth, start, end = 0, -1, -1
+    for match in _DDL_TOKENS.finditer(ddl):
+        text = match.group(0)
+        if text == "(":
+            depth += 1
+        elif text == ")":
+            depth -= 1
+            if depth == 0 and start >= 0 and end < start:
+                end = match.start()
+        elif text[-1] == "(" and text[0] in "oO":
+            if depth == 0:
+                start = match.end()
+            depth += 1
+    if start < 0 or end < start:
+        return ""
+    try:
+        tokens = sqlglot.Dialect.get_or_raise("bigquery").tokenize(ddl[start:end])
+    except SqlglotError:
+        return ""
+    depth = 0
+    for i, token in enumerate(tokens):
+        kind = token.token_type
+        depth += kind in _OPEN
+        depth -= kind in _CLOSE
+        if (
+            depth == 0
+            and fold(token.text) == "description"
+            and i + 2 < len(tokens)
+            and tokens[i + 1].token_type == TokenType.EQ
+            and tokens[i + 2].token_type in (TokenType.STRING, TokenType.RAW_STRING)
+        ):
+            return tokens[i + 2].text
+    return ""
+
+
+_OPEN = frozenset({TokenType.L_PAREN, TokenType.L_BRACKET, TokenType.L_BRACE})
+_CLOSE = frozenset({TokenType.R_PAREN, TokenType.R_BRACKET, TokenType.R_BRACE})
 
 
 _TableKey = tuple[str, str, str]  # folded catalog, schema, table
@@ -378,6 +573,8 @@ class _Export:
     dialects: dict[str, list[str]] = field(default_factory=dict)
     #: folded catalogs the export names (in `table_catalog`), not defaulted to PATH's stem
     named: set[str] = field(default_factory=set)
+    #: each type as written (untrimmed), cut to its kind
+    types: dict[str, str] = field(default_factory=dict)
 
     def _where(self, row: Mapping[str, str]) -> tuple[str, str, str]:
         catalog = _value(row, "table_catalog") or self.default_catalog
@@ -391,106 +588,175 @@ class _Export:
             fold(_value(row, f"{prefix}constraint_name")),
         )
 
-    def add(self, file: Path, view: _View, rows: list[dict[str, str]], dialect: str) -> None:
+    def add(self, file: Path, read: _File) -> None:
         origin = str(file)
+        view, header = read.view, read.header
+        for kind, example in read.problems:
+            self.problems.add(origin, kind, example)
+        if view.name in _COLUMN_VIEWS:
+            self._add_columns(origin, read)
+            return
         catalogs: set[str] = set()
-        for number, row in enumerate(rows, start=2 if file.suffix.lower() == ".csv" else 1):
+        get_catalog = _getter(header, "table_catalog")
+        get_schema = _getter(header, "table_schema")
+        get_table = _getter(header, "table_name")
+        for number, row in enumerate(read.rows, start=read.first):
             self.seq += 1
-            catalog, schema, table = self._where(row)
-            if catalog not in catalogs:
-                catalogs.add(catalog)
-                if _value(row, "table_catalog"):
-                    self.named.add(fold(catalog))
-            if fold(schema) in SYSTEM_SCHEMAS:
+            given = get_catalog(row)
+            catalog, schema = given or self.default_catalog, get_schema(row)
+            key = (fold(catalog), fold(schema), fold(get_table(row)))
+            if key[1] in SYSTEM_SCHEMAS:
                 continue
-            if view.name in ("REFERENTIAL_CONSTRAINTS",):
-                if _value(row, "constraint_name") and _value(row, "unique_constraint_name"):
-                    self.referenced[self._constraint(row)] = self._constraint(row, "unique_")
+            catalogs.add(catalog)
+            if given:
+                self.named.add(key[0])
+            self._other(origin, number, view, key, dict(zip(header, row, strict=False)))
+        for catalog in catalogs:
+            self.dialects.setdefault(fold(catalog), []).append(read.dialect)
+
+    def _add_columns(self, origin: str, read: _File) -> None:
+        """The rows of COLUMNS or COLUMN_FIELD_PATHS: hundreds of thousands in a warehouse's
+        export, so each value is taken by position and each table's names folded once."""
+        header = read.header
+        place = _places(header)
+        read_row = itemgetter(
+            place("table_catalog"),
+            place("table_schema"),
+            place("table_name"),
+            place("column_name"),
+            place("full_data_type", "data_type"),
+            place(*COLUMN_TEXT),
+            place("field_path"),
+            place("is_system_defined"),
+            place("ordinal_position"),
+        )
+        # where a second key may hold what the first leaves empty
+        type_keys = [k for k in ("full_data_type", "data_type") if k in header]
+        text_keys = [k for k in COLUMN_TEXT if k in header]
+        is_columns = read.view.name == "COLUMNS"
+        catalogs: set[str] = set()
+        last: tuple[str, str, str] | None = None
+        where: tuple[str, str, str] = ("", "", "")
+        key: _TableKey = ("", "", "")
+        table: _Table | None = None
+        skip = False
+        for number, row in enumerate(read.rows, start=read.first):
+            self.seq += 1
+            catalog, schema, name, column, type_text, text, path, system, ordinal = read_row(row)
+            if (catalog, schema, name) != last:  # a table's rows come together
+                last = (catalog, schema, name)
+                given = _null(catalog)
+                where = (given or self.default_catalog, _null(schema), _null(name))
+                key = (fold(where[0]), fold(where[1]), fold(where[2]))
+                skip = key[1] in SYSTEM_SCHEMAS
+                table = None
+                if not skip:
+                    catalogs.add(where[0])
+                    if given:
+                        self.named.add(key[0])
+            if skip:
                 continue
-            if not table:
+            if not where[2]:
                 self.problems.add(origin, "rows without a table_name left out", f"row {number}")
                 continue
-            key = (fold(catalog), fold(schema), fold(table))
-            if view.name == "COLUMNS":
-                self._column(origin, number, key, (catalog, schema, table), row)
-            elif view.name == "COLUMN_FIELD_PATHS":
-                self._field_path(origin, number, key, (catalog, schema, table), row)
-            elif view.name == "TABLES":
-                self.listed.setdefault(key, origin)
-                if text := clean(_value(row, *TABLE_TEXT)):
-                    self.table_text.setdefault(key, text)
-            elif view.name == "TABLE_OPTIONS":
-                text = clean(_unquote(_value(row, "option_value")))
-                if fold(_value(row, "option_name")) == "description" and text:
-                    self.table_text[key] = text
+            column = _null(column)
+            if not column:
+                self.problems.add(origin, "rows without a column_name left out", f"row {number}")
+                continue
+            if system and fold(system.strip()) == "yes":
+                continue
+            if text:
+                text = _null(text)
+            if not text and len(text_keys) > 1:
+                text = _value(dict(zip(header, row, strict=False)), *text_keys)
+            cut = self.types.get(type_text)
+            if cut is None:
+                raw = _null(type_text)
+                if not raw and len(type_keys) > 1:
+                    raw = _value(dict(zip(header, row, strict=False)), *type_keys)
+                cut = _type(raw)
+                if raw == type_text:
+                    self.types[type_text] = cut
+            if table is None:
+                table = self._table(key, where)
+            if is_columns:
+                self._column(origin, number, table, column, cut, text, _number(ordinal))
             else:
-                self._key_row(origin, number, view, key, row)
+                self._field_path(table, column, _null(path) or column, cut, text)
         for catalog in catalogs:
-            self.dialects.setdefault(fold(catalog), []).append(dialect)
+            self.dialects.setdefault(fold(catalog), []).append(read.dialect)
+
+    def _other(
+        self, origin: str, number: int, view: _View, key: _TableKey, row: Mapping[str, str]
+    ) -> None:
+        """A row of a view other than COLUMNS and COLUMN_FIELD_PATHS."""
+        if view.name == "REFERENTIAL_CONSTRAINTS":
+            if _value(row, "constraint_name") and _value(row, "unique_constraint_name"):
+                self.referenced[self._constraint(row)] = self._constraint(row, "unique_")
+            return
+        if not key[2]:
+            self.problems.add(origin, "rows without a table_name left out", f"row {number}")
+        elif view.name == "TABLES":
+            self.listed.setdefault(key, origin)
+            text = clean(_value(row, *TABLE_TEXT)) or clean(ddl_description(_value(row, "ddl")))
+            if text:
+                self.table_text.setdefault(key, text)
+        elif view.name == "TABLE_OPTIONS":
+            text = clean(_unquote(_value(row, "option_value")))
+            if fold(_value(row, "option_name")) == "description" and text:
+                self.table_text[key] = text
+        else:
+            self._key_row(origin, number, view, key, row)
 
     def _table(self, key: _TableKey, where: tuple[str, str, str]) -> _Table:
-        if key not in self.tables:
-            self.tables[key] = _Table(*where)
-        return self.tables[key]
+        table = self.tables.get(key)
+        if table is None:
+            table = self.tables[key] = _Table(*where)
+        return table
 
     def _column(
         self,
         origin: str,
         number: int,
-        key: _TableKey,
-        where: tuple[str, str, str],
-        row: Mapping[str, str],
+        table: _Table,
+        name: str,
+        type_text: str,
+        text: str,
+        ordinal: float | None,
     ) -> None:
-        name = _value(row, "column_name")
-        if not name:
-            self.problems.add(origin, "rows without a column_name left out", f"row {number}")
-            return
-        if fold(_value(row, "is_system_defined")) == "yes":
-            return
-        table = self._table(key, where)
-        ordinal = _number(_value(row, "ordinal_position"))
-        column = table.columns.get(fold(name))
+        folded = fold(name)
+        column = table.columns.get(folded)
         if column is not None and column.listed:
             self.problems.add(
                 origin,
                 "columns listed twice, the first kept",
-                f"{where[2]}.{name} at row {number}",
+                f"{table.name}.{name} at row {number}",
             )
             return
+        description = _clean(text) if text else ""
         if column is None:
-            table.columns[fold(name)] = _Column(
-                name, _type(row), ordinal, self.seq, clean(_value(row, *COLUMN_TEXT)), listed=True
+            table.columns[folded] = _Column(
+                name, type_text, ordinal, self.seq, description, listed=True
             )
         else:  # first read from COLUMN_FIELD_PATHS, which has no ordinal position
             column.ordinal, column.listed = ordinal, True
-            column.type = _type(row) or column.type
-            column.description = column.description or clean(_value(row, *COLUMN_TEXT))
+            column.type = type_text or column.type
+            column.description = column.description or description
 
-    def _field_path(
-        self,
-        origin: str,
-        number: int,
-        key: _TableKey,
-        where: tuple[str, str, str],
-        row: Mapping[str, str],
-    ) -> None:
-        name = _value(row, "column_name")
-        path = _value(row, "field_path") or name
-        if not name:
-            self.problems.add(origin, "rows without a column_name left out", f"row {number}")
-            return
-        table = self._table(key, where)
-        text = clean(_value(row, *COLUMN_TEXT))
-        if fold(path) == fold(name):
-            column = table.columns.get(fold(name))
+    def _field_path(self, table: _Table, name: str, path: str, type_text: str, text: str) -> None:
+        description = _clean(text) if text else ""
+        folded = fold(name)
+        folded_path = fold(path)
+        if folded_path == folded:
+            column = table.columns.get(folded)
             if column is None:
-                table.columns[fold(name)] = _Column(name, _type(row), None, self.seq, text)
-            elif text:
-                column.description = text
+                table.columns[folded] = _Column(name, type_text, None, self.seq, description)
+            elif description:
+                column.description = description
             return
-        fields = table.fields.setdefault(fold(name), {})
-        if fold(path) not in fields:
-            fields[fold(path)] = _Column(path, _type(row), None, self.seq, text)
+        fields = table.fields.setdefault(folded, {})
+        if folded_path not in fields:
+            fields[folded_path] = _Column(path, type_text, None, self.seq, description)
 
     def _key_row(
         self, origin: str, number: int, view: _View, key: _TableKey, row: Mapping[str, str]
@@ -650,7 +916,6 @@ class _Export:
         dialect = vote(self.dialects.get(fold(first.catalog), ()))
         built: list[Table] = []
         seen: set[str] = set()
-        described: Described = {}
         for tab in tables:
             name = names[fold(tab.schema), fold(tab.name)]
             if fold(name) in seen:
@@ -660,12 +925,7 @@ class _Export:
                 continue
             seen.add(fold(name))
             key = (fold(tab.catalog), fold(tab.schema), fold(tab.name))
-            if text := self.table_text.get(key):
-                described[fold(db_id), fold(name), ""] = text
             columns = list(self._columns(tab, db_id))
-            for column in columns:
-                if column.description:
-                    described[fold(db_id), fold(name), fold(column.name)] = column.description
             fks = tuple(
                 ForeignKey(name, columns, names[ref[1], ref[2]], ref_columns)
                 for columns, ref, ref_columns in tab.foreign_keys
@@ -673,8 +933,9 @@ class _Export:
             built.append(
                 Table(
                     name,
-                    tuple(Column(c.name, c.type, c.primary_key) for c in columns),
+                    tuple(Column(c.name, c.type, c.primary_key, c.description) for c in columns),
                     fks,
+                    description=self.table_text.get(key, ""),
                     engine_name=self._engine_name(tab, dialect),
                 )
             )
@@ -685,7 +946,6 @@ class _Export:
             schema=first.schema if len(schemas) == 1 and first.schema else None,
             dialect=dialect,
         )
-        db = describe_database(db, described)
         validate_database(db)
         return db
 

@@ -5,16 +5,22 @@ URLs by their backend."""
 
 from __future__ import annotations
 
+import gzip
 import json
 import sqlite3
+import tempfile
 from pathlib import Path
 
 import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
 
 from schemagraph import Catalog, SourceError, load_catalog
 from schemagraph.dialects import table_sql
 from schemagraph.sources import load_ddl, load_infoschema, load_source, load_spider, load_sqlite
 from schemagraph.sources.export_dialect import file_dialect, type_dialect
+from schemagraph.sources.infoschema import ddl_description
+from schemarag.cli import main
 
 FIXTURES = Path(__file__).parent.parent / "fixtures"
 INFOSCHEMA = FIXTURES / "infoschema"
@@ -301,3 +307,253 @@ def test_postgresql_url_is_postgres_with_schema_and_table(postgres_cluster: obje
     assert db.dialect == "postgres"
     assert db.table("orders").engine_name == ("sales", "orders")
     assert table_sql(db, "orders") == "sales.orders"
+
+
+# -- a CSV export cut off is a reported problem, never a silent loss -------------------------
+
+WAREHOUSE = FIXTURES / "warehouse"
+#: a BigQuery COLUMNS export of three tables, the last row quoted
+_COLUMNS_HEADER = "table_catalog,table_schema,table_name,column_name,ordinal_position,data_type"
+_COLUMNS_ROWS = [
+    "proj,sales,orders,order_id,1,INT64",
+    "proj,sales,orders,placed_at,2,TIMESTAMP",
+    "proj,sales,customers,customer_id,1,INT64",
+    'proj,sales,returns,"reason, as given",1,STRING',
+]
+
+
+def _columns_text() -> str:
+    return "\n".join([_COLUMNS_HEADER, *_COLUMNS_ROWS]) + "\n"
+
+
+def test_a_whole_export_loads_without_problems(tmp_path: Path) -> None:
+    catalog = load_infoschema(_write(tmp_path / "COLUMNS.csv", _columns_text()))
+    assert catalog.problems == ()
+    assert [t.name for t in catalog.database("proj").tables] == ["customers", "orders", "returns"]
+
+
+def test_export_cut_off_mid_row_is_a_reported_problem(tmp_path: Path) -> None:
+    """The newcomer's failure: a file cut mid-row loaded with exit 0 and "0 problems
+    reported", its last table silently missing."""
+    text = _columns_text()
+    cut = text[: text.index("returns") + 4]  # 'proj,sales,retu'
+    catalog = load_infoschema(_write(tmp_path / "COLUMNS.csv", cut))
+    [problem] = catalog.problems
+    assert "COLUMNS.csv" in problem and "cut off" in problem and "row 5" in problem
+    assert "3 of 6 fields" in problem
+    assert [t.name for t in catalog.database("proj").tables] == ["customers", "orders"]
+
+
+def test_export_cut_off_inside_a_quoted_field_is_a_reported_problem(tmp_path: Path) -> None:
+    text = _columns_text()
+    cut = text[: text.index("as given")]  # inside "reason, as given"
+    catalog = load_infoschema(_write(tmp_path / "COLUMNS.csv", cut))
+    [problem] = catalog.problems
+    assert "COLUMNS.csv" in problem and "cut off inside a quoted field" in problem
+    assert "row 5" in problem
+    assert [t.name for t in catalog.database("proj").tables] == ["customers", "orders"]
+
+
+def test_export_cut_off_at_the_end_of_a_field_is_a_reported_problem(tmp_path: Path) -> None:
+    """Cut inside the last field of a row: every field is there, the last one maybe short."""
+    text = _columns_text()
+    cut = text[: text.index("TIMESTAMP") + 4]
+    catalog = load_infoschema(_write(tmp_path / "COLUMNS.csv", cut))
+    [problem] = catalog.problems
+    assert "does not end with a line break" in problem and "row 3" in problem
+
+
+def test_rows_with_too_many_or_too_few_fields_are_reported(tmp_path: Path) -> None:
+    rows = [*_COLUMNS_ROWS[:2], "proj,sales,orders,extra,3,INT64,surplus", *_COLUMNS_ROWS[2:]]
+    rows.insert(1, "proj,sales")
+    text = "\n".join([_COLUMNS_HEADER, *rows]) + "\n"
+    catalog = load_infoschema(_write(tmp_path / "COLUMNS.csv", text))
+    assert len(catalog.problems) == 2
+    assert any("fewer fields than the header" in p and "row 3" in p for p in catalog.problems)
+    assert any("more fields than the header" in p and "row 5" in p for p in catalog.problems)
+    assert not catalog.database("proj").table("orders").has_column("extra")
+
+
+def test_cut_off_gzip_export_is_an_error_naming_the_file(tmp_path: Path) -> None:
+    data = gzip.compress(_columns_text().encode() * 200)
+    file = tmp_path / "COLUMNS.csv.gz"
+    file.write_bytes(data[: len(data) // 2])
+    with pytest.raises(SourceError, match=r"COLUMNS\.csv\.gz: cut off"):
+        load_infoschema(file)
+
+
+def test_catalog_show_of_a_cut_export_says_so(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    text = _columns_text()
+    file = _write(tmp_path / "COLUMNS.csv", text[: text.index("returns") + 4])
+    assert main(["catalog", "show", f"infoschema:{file}"]) == 0
+    captured = capsys.readouterr()
+    assert "1 problem reported" in captured.out
+    assert "cut off" in captured.err and "COLUMNS.csv" in captured.err
+
+
+@settings(max_examples=60, deadline=None)
+@given(cut=st.integers(min_value=len(_COLUMNS_HEADER) + 2, max_value=len(_columns_text()) - 2))
+def test_an_export_cut_anywhere_loses_nothing_unsaid(cut: int) -> None:
+    """Wherever the file is cut, every row that is not loaded whole is reported (but at a line
+    break: such a file cannot be told from a whole one)."""
+    assume(_columns_text()[cut - 1] != "\n")
+    with tempfile.TemporaryDirectory() as tmp:
+        try:
+            catalog = load_infoschema(_write(Path(tmp) / "COLUMNS.csv", _columns_text()[:cut]))
+        except SourceError as exc:  # not one row whole: the error says why
+            assert "cut off" in str(exc)
+            return
+    loaded = {(t.name, c.name) for db in catalog for t in db.tables for c in t.columns}
+    expected = [("orders", "order_id"), ("orders", "placed_at"), ("customers", "customer_id")]
+    expected.append(("returns", "reason, as given"))
+    whole = [pair for pair in expected if pair in loaded]
+    assert whole == expected[: len(whole)]  # a prefix of the rows, each whole
+    if len(whole) < len(expected):
+        assert catalog.problems, f"cut at {cut}: rows lost without a word"
+
+
+# -- BigQuery TABLES.ddl descriptions --------------------------------------------------------
+
+
+def test_bigquery_tables_ddl_gives_table_descriptions() -> None:
+    """The newcomer's failure: `OPTIONS(description=...)` in TABLES.ddl was not read."""
+    db = load_infoschema(WAREHOUSE / "bigquery_ddl").database("bigquery-public-data")
+    assert db.dialect == "bigquery"
+    trips = db.table("austin_bikeshare__bikeshare_trips")
+    assert trips.description == (
+        'Trips of Austin\'s B-cycle bike share (since 2013), one row per "trip"'
+    )
+    # a column's own OPTIONS is not the table's
+    assert db.table("austin_bikeshare__bikeshare_stations").description == ""
+    assert db.table("austin_311__requests").description == (
+        "311 service requests; raw text: C:\\311\\requests"
+    )
+
+
+@pytest.mark.parametrize(
+    ("ddl", "description"),
+    [
+        ('CREATE TABLE `p.d.t` (a INT64) OPTIONS(description="One")', "One"),
+        ("CREATE TABLE t (a INT64) OPTIONS (labels=[('k','v')], description='Its \\'s')", "Its 's"),
+        ('CREATE TABLE t (a STRING OPTIONS(description="col"))', ""),
+        ('CREATE TABLE t (a INT64) -- OPTIONS(description="comment")\n', ""),
+        ('CREATE TABLE t (a INT64) OPTIONS(description="a\\nb (c)")', "a\nb (c)"),
+        ("", ""),
+        ("CREATE TABLE t (a INT64) OPTIONS(description=", ""),
+    ],
+)
+def test_ddl_description(ddl: str, description: str) -> None:
+    assert ddl_description(ddl) == description
+
+
+@settings(max_examples=80, deadline=None)
+@given(text=st.text(st.characters(blacklist_categories=("Cs",)), max_size=60))
+def test_ddl_description_reads_back_any_text(text: str) -> None:
+    """Whatever a description says, BigQuery's quoting of it reads back as it was."""
+    escaped = text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+    ddl = (
+        'CREATE TABLE `p.d.t`\n(\n  a STRING OPTIONS(description="(col)")\n)\n'
+        f'OPTIONS(\n  description="{escaped}"\n);'
+    )
+    assert ddl_description(ddl) == text.replace("\r", "\\r") or "\r" in text
+
+
+# -- the sqlite dialect: what SQLite reads is not lost ---------------------------------------
+
+
+def test_sqlite_ddl_sqlglot_cannot_read_is_read_by_sqlite() -> None:
+    """The newcomer's failure: Pagila and sqlite-sakila lost `film` to `BLOB SUB_TYPE TEXT`."""
+    catalog = load_source(f"ddl[sqlite]:{WAREHOUSE / 'sakila_sqlite.sql'}")
+    db = catalog.database("sakila_sqlite")
+    assert db.dialect == "sqlite"
+    assert [t.name for t in db.tables] == [
+        "language",
+        "film",
+        "film_text",
+        "veg_txn_df",
+        "ERD",
+        "sales_by_store",
+        "sqlite_sequence",
+    ]
+    film = db.table("film")
+    assert [(c.name, c.type) for c in film.columns] == [
+        ("film_id", "INT"),
+        ("title", "VARCHAR(255)"),
+        ("description", "BLOB SUB_TYPE TEXT"),
+        ("release_year", "VARCHAR(4)"),
+        ("language_id", "SMALLINT"),
+        ("rental_rate", "DECIMAL(4,2)"),
+    ]
+    assert film.primary_key == ("film_id",)
+    [fk] = film.foreign_keys
+    assert (fk.columns, fk.ref_table, fk.ref_columns) == (
+        ("language_id",),
+        "language",
+        ("language_id",),
+    )
+
+
+def test_sqlite_ddl_names_printed_without_quotes_are_read_and_reported() -> None:
+    catalog = load_source(f"ddl[sqlite]:{WAREHOUSE / 'sakila_sqlite.sql'}")
+    db = catalog.database("sakila_sqlite")
+    assert [(c.name, c.type) for c in db.table("veg_txn_df").columns] == [
+        ("index", "INTEGER"),
+        ("txn_date", "TEXT"),
+        ("qty_sold(kg)", "REAL"),
+        ("unit_selling_px_rmb/kg", "REAL"),
+        ("discount(%)", "INTEGER"),
+    ]
+    assert [c.name for c in db.table("ERD").columns] == [
+        "table",
+        "column",
+        "Unnamed: 2",
+        "Unnamed: 3",
+    ]
+    assert len(catalog.problems) == 2
+    assert all("need quotes" in p and "read with them quoted" in p for p in catalog.problems)
+    assert any("veg_txn_df" in p and "qty_sold(kg)" in p for p in catalog.problems)
+
+
+def test_sqlite_ddl_columns_without_a_type_are_kept() -> None:
+    db = load_source(f"ddl[sqlite]:{WAREHOUSE / 'sakila_sqlite.sql'}").database("sakila_sqlite")
+    assert [(c.name, c.type) for c in db.table("sales_by_store").columns] == [
+        ("store_id", "INTEGER"),
+        ("store", ""),
+        ("manager", ""),
+        ("total_sales", ""),
+    ]
+    assert [c.name for c in db.table("sqlite_sequence").columns] == ["name", "seq"]
+
+
+def test_sqlite_ddl_a_statement_sqlite_refuses_too_is_still_reported(tmp_path: Path) -> None:
+    file = _write(
+        tmp_path / "bad.sql",
+        "CREATE TABLE ok (a INT);\nCREATE TABLE broken (a INT,, b TEXT SUB_TYPE (;\n",
+    )
+    catalog = load_ddl(file, "sqlite")
+    assert [t.name for t in catalog.databases[0].tables] == ["ok"]
+    [problem] = catalog.problems
+    assert "bad.sql:2: statement skipped (sqlite)" in problem and "SQLite:" in problem
+
+
+def test_sqlite_dialect_is_inferred_where_only_sqlite_reads_a_file() -> None:
+    db = load_ddl(WAREHOUSE / "sakila_sqlite.sql").databases[0]
+    assert db.dialect == "sqlite"
+    assert db.has_table("film")
+
+
+@pytest.mark.spider
+def test_the_spider2_estate_loads_every_table_of_the_export() -> None:
+    """Spider 2.0-lite's estate as each engine exports it: every table the export holds."""
+    root = Path(__file__).resolve().parents[3] / "shared/data/spider2-lite/infoschema"
+    if not root.is_dir():
+        pytest.skip(f"{root} is absent")
+    catalog = load_ddl(root / "sqlite", "sqlite")
+    created = sum(
+        text.count("CREATE TABLE")
+        for text in (f.read_text() for f in (root / "sqlite").glob("*.sql"))
+    )
+    assert catalog.table_count == created == 432
+    assert not [p for p in catalog.problems if "skipped" in p]
