@@ -159,13 +159,14 @@ def cmd_ask(args: argparse.Namespace) -> int:
     settings = Settings.from_env()
     models = make_models(settings, args.llm, args.critic)
     config = generation_config(args, models)
-    args.store = query_store(args, settings)
-    use_remembered_sources(
-        args,
-        StoreLocation.parse(
-            args.store, collection=args.collection, api_key=settings.qdrant_api_key
-        ),
-    )
+    if args.db is None:  # retrieval: the store asked for, or the demo's
+        args.store = query_store(args, settings)
+    if not args.source:
+        store = args.store or settings.store_path
+        location = StoreLocation.parse(
+            store, collection=args.collection, api_key=settings.qdrant_api_key
+        )
+        use_remembered_sources(args, location, say=False)
     catalog = load_given_sources(args) if args.source else load([SAMPLE_SOURCE])
     request = GenerateRequest(
         args.question,

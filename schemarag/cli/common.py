@@ -239,10 +239,13 @@ def query_store(args: argparse.Namespace, settings: Settings) -> str:
     return str(settings.store_path)
 
 
-def use_remembered_sources(args: argparse.Namespace, location: StoreLocation) -> None:
+def use_remembered_sources(
+    args: argparse.Namespace, location: StoreLocation, *, say: bool = True
+) -> None:
     """Without `--source`, the sources the served build of `location` was built from (its
     manifest's `sources`), set as `args.source` with the schemas a URL source was restricted
-    to (`args.source_schemas`, `args.source_exclude`) and named on stderr. A remembered file or
+    to (`args.source_schemas`, `args.source_exclude`) and, with `say`, named on stderr (a
+    server's log says where its catalog came from). A remembered file or
     folder that is not there any more is a `UsageError` naming it and `--source`. Nothing
     changes when `--source` is given or the store has no build, or none that recorded its
     sources."""
@@ -271,11 +274,12 @@ def use_remembered_sources(args: argparse.Namespace, location: StoreLocation) ->
     args.source = [r["spec"] for r in records]
     args.source_schemas = list(url_records[0].get("schemas", ())) if url_records else []
     args.source_exclude = list(url_records[0].get("exclude", ())) if url_records else []
-    print(
-        f"schemarag: catalog from the sources the store was built from: {' '.join(args.source)} "
-        "(--source overrides)",
-        file=sys.stderr,
-    )
+    if say:
+        print(
+            "schemarag: catalog from the sources the store was built from: "
+            f"{' '.join(args.source)} (--source overrides)",
+            file=sys.stderr,
+        )
 
 
 def load_given_sources(args: argparse.Namespace) -> Catalog:
