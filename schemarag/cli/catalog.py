@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import sys
 import time
 from collections import Counter
+from collections.abc import Iterator
 from typing import Any
 
 from schemagraph import (
@@ -101,22 +103,8 @@ def cmd_show(args: argparse.Namespace) -> int:
             {"databases": [database_dict(db) for db in dbs], "problems": list(catalog.problems)}
         )
         return 0
-    for db in dbs:
-        data = f", data {db.path}" if db.path else f", live {db.origin}" if db.url else ", no data"
-        print(f"{db.id}  ({counted(len(db.tables), 'table')}{data})")
-        for table in db.tables:
-            cols = ", ".join(
-                f"{c.name}{'*' if c.primary_key else ''} {c.type}".rstrip() for c in table.columns
-            )
-            print(f"  {table.name}: {cols}")
-            if table.description:
-                print(f"    -- {table.description}")
-            for column in table.columns:
-                if column.description:
-                    print(f"    {column.name}: {column.description}")
-            for fk in table.foreign_keys:
-                src, ref = ", ".join(fk.columns), ", ".join(fk.ref_columns)
-                print(f"    FK ({src}) -> {fk.ref_table}({ref})")
+    for db in dbs:  # a database's lines written at once: an estate has a million of them
+        sys.stdout.write("".join(_database_lines(db)))
     fks = sum(1 for db in dbs for _ in db.foreign_keys)
     counts = [
         counted(len(dbs), "database"),
@@ -126,6 +114,24 @@ def cmd_show(args: argparse.Namespace) -> int:
     ]
     print(f"{', '.join(counts)}; {counted(len(catalog.problems), 'problem')} reported")
     return 0
+
+
+def _database_lines(db: Database) -> Iterator[str]:
+    data = f", data {db.path}" if db.path else f", live {db.origin}" if db.url else ", no data"
+    yield f"{db.id}  ({counted(len(db.tables), 'table')}{data})\n"
+    for table in db.tables:
+        cols = ", ".join(
+            f"{c.name}{'*' if c.primary_key else ''} {c.type}".rstrip() for c in table.columns
+        )
+        yield f"  {table.name}: {cols}\n"
+        if table.description:
+            yield f"    -- {table.description}\n"
+        for column in table.columns:
+            if column.description:
+                yield f"    {column.name}: {column.description}\n"
+        for fk in table.foreign_keys:
+            src, ref = ", ".join(fk.columns), ", ".join(fk.ref_columns)
+            yield f"    FK ({src}) -> {fk.ref_table}({ref})\n"
 
 
 def cmd_stats(args: argparse.Namespace) -> int:
