@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import sqlite3
 from contextlib import closing
@@ -104,14 +105,13 @@ def _database(
             fks[src_table].append(fk)
     table_labels = _labels(entry.get("table_names"), table_names)
     column_labels = _labels(entry.get("column_names"), [c for _, c in columns])
+    by_table: dict[int, list[Column]] = {}
+    for i, (t, col) in enumerate(columns):
+        by_table.setdefault(t, []).append(Column(col, types[i], i in pk, column_labels[i]))
     tables = tuple(
         Table(
             name=name,
-            columns=tuple(
-                Column(col, types[i], i in pk, description=column_labels[i])
-                for i, (t, col) in enumerate(columns)
-                if t == table_index
-            ),
+            columns=tuple(by_table.get(table_index, ())),
             foreign_keys=tuple(fks.get(table_index, ())),
             description=table_labels[table_index],
         )
@@ -194,9 +194,11 @@ def _labels(readable: Any, names: list[str]) -> list[str]:
     ]
 
 
-def _words(name: str) -> list[str]:
-    """Lower-case words of a name: `HomeTeam`, `home_team` and "home team" are alike."""
-    return [w.lower() for w in name_parts(name)]
+@functools.lru_cache(maxsize=1 << 16)
+def _words(name: str) -> tuple[str, ...]:
+    """Lower-case words of a name: `HomeTeam`, `home_team` and "home team" are alike
+    (remembered: a warehouse repeats its names across hundreds of shards)."""
+    return tuple(w.lower() for w in name_parts(name))
 
 
 def _unreadable(sqlite: Path) -> str | None:
