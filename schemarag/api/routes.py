@@ -66,6 +66,8 @@ def _errors(*statuses: int) -> dict[int | str, dict[str, Any]]:
         409: "another build is running on the store; retry after it (Retry-After)",
         413: "the body is over the server's size limit (SCHEMARAG_MAX_BODY_BYTES; "
         "SCHEMARAG_MAX_EXAMPLES_BYTES for /v1/examples)",
+        415: "a body that is not JSON and says so in its Content-Type (no Content-Type, "
+        "or a form or plain text that holds JSON, is read as JSON)",
         422: "JSON that fails validation (the message names the field)",
         501: "not configured on this server",
         502: "a language model call failed",
@@ -131,7 +133,7 @@ def install_routes(
     @router.post(
         "/v1/retrieve",
         response_model=RetrieveResponse,
-        responses=_errors(400, 401, 408, 413, 422, 501, 502, 503),
+        responses=_errors(400, 401, 408, 413, 415, 422, 501, 502, 503),
         summary="Rank the databases and tables for a question",
         tags=["retrieval"],
     )
@@ -162,7 +164,7 @@ def install_routes(
     @router.post(
         "/v1/generate",
         response_model=GenerateResponse,
-        responses=_errors(400, 401, 408, 413, 422, 501, 502, 503),
+        responses=_errors(400, 401, 408, 413, 415, 422, 501, 502, 503),
         summary="Generate SQL for a question",
         tags=["generation"],
     )
@@ -196,7 +198,7 @@ def install_routes(
     @router.post(
         EXAMPLES_PATH,
         response_model=ExamplesResponse,
-        responses=_errors(400, 401, 408, 409, 413, 422, 501, 502, 503),
+        responses=_errors(400, 401, 408, 409, 413, 415, 422, 501, 502, 503),
         summary="Add users' (question, SQL) examples to the knowledge base",
         tags=["index"],
     )
@@ -214,7 +216,7 @@ def install_routes(
     @router.post(
         "/v1/sql/check",
         response_model=SqlCheckResponse,
-        responses=_errors(400, 401, 408, 413, 422, 501),
+        responses=_errors(400, 401, 408, 413, 415, 422, 501),
         summary="Verify a query's tables and columns against the catalog, without running it",
         tags=["sql"],
     )
