@@ -94,6 +94,6 @@ def test_the_schema_documents_the_route(serve: Serve, built_store: Path) -> None
     with serve(built_store) as client:
         schema = client.get("/openapi.json").json()
     operation = schema["paths"]["/v1/sql/check"]["post"]
-    assert set(operation["responses"]) == {"200", "400", "401", "408", "413", "422", "501"}
+    assert set(operation["responses"]) == {"200", "400", "401", "408", "413", "415", "422", "501"}
     problem = schema["components"]["schemas"]["SqlProblemOut"]["properties"]["kind"]
     assert problem["enum"] == ["refused", "unknown_table", "unknown_column", "not_unnested"]
