@@ -111,8 +111,11 @@ class ConditionBuilder:
     def _span_of(self, col: ColumnInfo) -> tuple[float, float]:
         """A range for a warehouse column without sampled numbers: two thresholds of its
         words (a rate from 0.1 to 0.5, a population from 1,000 to 50,000), not 10 to 100."""
-        low, high = sorted({threshold(col.words, self.rng) for _ in range(3)} | {0.0})[-2:]
-        return (low, high) if low != high else (0.0, high)
+        drawn = sorted({threshold(col.words, self.rng) for _ in range(3)} | {0.0})
+        if len(drawn) < 2:  # every draw was 0 (a longitude): a span from it
+            return (0.0, 1.0)
+        low, high = drawn[-2:]
+        return (low, high)
 
     def _number(self, col: ColumnInfo) -> float:
         if col.numbers:

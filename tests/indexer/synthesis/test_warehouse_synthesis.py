@@ -220,3 +220,24 @@ def test_validation_reads_a_warehouse_in_its_dialect(estate: Catalog) -> None:
     assert not validate_sql(db, "DELETE FROM `acme-retail-prod.crm.customers`").ok
     snowflake = estate.database("SHOP_DB")
     assert validate_sql(snowflake, "SELECT STATUS FROM SHOP_DB.SALES.ORDERS").tables == ("ORDERS",)
+
+
+def test_a_column_whose_thresholds_are_all_zero_still_gets_a_range() -> None:
+    """A longitude's thresholds include 0: drawing only zeros once broke its traversal's
+    synthesis (6 traversals of the Spider 2.0-lite export: "not enough values to unpack")."""
+    columns = (
+        Column("station_id", "STRING"),
+        Column("name", "STRING"),
+        Column("longitude", "FLOAT64"),
+        Column("dock_count", "INT64"),
+    )
+    table = Table("stations", columns, engine_name=("bikes", "public", "stations"))
+    db = Database("bikes", (table,), dialect="bigquery")
+    (traversal,) = enumerate_traversals(build_graph(Catalog((db,))))
+    runner = make_chain_runner(
+        TemplateSynthesizer(), RuleFeedback(), chains=3, iterations=2, execute_sql=False
+    )
+    for seed in range(60):
+        for record in runner(db, traversal, None, seed):
+            if "sql" in record:
+                sqlglot.parse_one(record["sql"], read="bigquery")
