@@ -41,7 +41,7 @@ from __future__ import annotations
 import difflib
 import enum
 import logging
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -53,12 +53,14 @@ from schemagraph.dialects import (
     dialect_of,
     family_sql,
     name_parts,
+    quote_part,
     repeated_route,
     table_sql,
 )
 from schemagraph.model import Catalog, Database, fold
 from schemagraph.sql._parse import parse_tokens, split_statements, tokenize
 from schemagraph.sql.from_sources import (
+    MISSING,
     Derived,
     Element,
     Flatten,
@@ -700,20 +702,27 @@ class _Resolver:
         wanted = fold(".".join(path))
         last = fold(path[-1])
         prefix = f"{qualifier}." if qualifier else ""
-        out: list[str] = [
-            f"`{other.alias}.{'.'.join(path)}`"
-            for other in others
-            if other.alias and other.find(path).state is State.FOUND
-        ]
+        out: list[str] = []
+        for other in others:
+            hit = other.find(path) if other.alias else MISSING
+            if hit.state is State.FOUND:
+                name = ".".join(path) if hit.column is None else self._spelt(hit.column.name)
+                out.append(f"`{other.alias}.{name}`")
         for source in sources:
             names = source.names()
             for name in names:
                 if fold(name) != wanted and fold(name.rsplit(".", 1)[-1]) == last:
-                    out.append(_routed(source, name, prefix))
+                    out.append(_routed(source, name, prefix, self._spelt))
             folded = {fold(n): n for n in names}
             for near in difflib.get_close_matches(wanted, list(folded), SUGGESTIONS, CUTOFF):
-                out.append(_routed(source, folded[near], prefix))
+                out.append(_routed(source, folded[near], prefix, self._spelt))
         return list(dict.fromkeys(out))[:SUGGESTIONS]
+
+    def _spelt(self, name: str) -> str:
+        """A column name as the SQL must write it: quoted in Snowflake unless upper case."""
+        if self.dialect != "snowflake" or "." in name:
+            return name
+        return quote_part(name, self.dialect)
 
     def _problem(
         self, kind: ProblemKind, name: str, message: str, suggestions: tuple[str, ...]
@@ -723,7 +732,7 @@ class _Resolver:
             self.problems[key] = Problem(kind, message, name, suggestions)
 
 
-def _routed(source: Source, name: str, prefix: str) -> str:
+def _routed(source: Source, name: str, prefix: str, spelt: Callable[[str], str]) -> str:
     """`name` of `source` as a suggestion: with the UNNESTs a nested field needs."""
     route: tuple[str, ...] = ()
     if isinstance(source, Tables) and "." in name:
@@ -737,7 +746,7 @@ def _routed(source: Source, name: str, prefix: str) -> str:
             name = full
     if route:
         return _routed_name(name, route)
-    return f"`{prefix}{name}`"
+    return f"`{prefix}{spelt(name) if isinstance(source, Tables) else name}`"
 
 
 def _routed_name(name: str, route: tuple[str, ...]) -> str:

@@ -274,6 +274,25 @@ def test_snowflake_lower_case_columns_must_be_quoted(catalog: Catalog) -> None:
         ProblemKind.UNKNOWN_COLUMN,
         "CATEGORY",
     )
+    # suggestions are spelt as Snowflake needs them: quoted unless upper case
+    assert rejected(
+        catalog,
+        "PATENTS_DEMO",
+        'SELECT c."country_code" FROM PATENTS.PUBLICATIONS p '
+        'JOIN PATENTS.CITATIONS c ON c.CITING_NUMBER = p."publication_number"',
+        ProblemKind.UNKNOWN_COLUMN,
+        "c.country_code",
+    ) == ['`p."country_code"`']
+    assert (
+        rejected(
+            catalog,
+            "PATENTS_DEMO",
+            "SELECT cited_numbr FROM PATENTS.CITATIONS",
+            ProblemKind.UNKNOWN_COLUMN,
+            "cited_numbr",
+        )[0]
+        == "`CITED_NUMBER`"
+    )
 
 
 def test_snowflake_flatten_has_six_columns(catalog: Catalog) -> None:
