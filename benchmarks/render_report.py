@@ -378,6 +378,133 @@ def render_mcp(results: Results) -> str:
     return "\n".join(parts)
 
 
+def render_mcp_startup(results: Results) -> str:
+    found = results.of("mcp-startup")
+    if not found:
+        return "(no mcp-startup results)"
+    parts = []
+    for _, result in found:
+        estates = result["estates"]
+        rows = []
+        for label, entry in estates.items():
+            for name in ("baseline", "this"):
+                if name in entry:
+                    side = entry[name]
+                    rows.append(
+                        [
+                            number(int(label)) if label.isdigit() else label,
+                            side["commit"],
+                            number(side["list_databases_median_s"], 2),
+                            number(side["find_tables_median_s"], 2),
+                            " ".join(number(v, 1) for v in side["find_tables_s"]),
+                        ]
+                    )
+        header = ["databases", "commit", "list_databases s", "find_tables s", "find_tables runs"]
+        parts += [
+            table(header, rows),
+            "",
+            *(
+                f"- {label}: {entry['date']}, {entry['runs']} interleaved runs: "
+                f"`{entry['command']}`"
+                for label, entry in estates.items()
+            ),
+            "",
+            f"Machine: {result['machine']}.",
+        ]
+    return "\n".join(parts)
+
+
+def render_check(results: Results) -> str:
+    found = results.of("check")
+    if not found:
+        return "(no check results)"
+    parts = []
+    for _, result in found:
+        gold, mutations, ms = result["gold"], result["mutations"], result["time_ms"]
+        rows = [
+            [
+                f"gold SQL, {dialect}",
+                number(side["queries"], 0),
+                number(side["accepted"], 0),
+                number(100.0 * side["accepted"] / side["queries"]) + " %",
+            ]
+            for dialect, side in gold["by_dialect"].items()
+        ]
+        rows.append(
+            [
+                "gold SQL, all",
+                number(gold["queries"], 0),
+                number(gold["accepted"], 0),
+                number(gold["accepted_pct"]) + " %",
+            ]
+        )
+        mutation_rows = [
+            [kind.replace("_", " "), number(m["made"], 0), number(m["caught"], 0)]
+            for kind, m in mutations["by_kind"].items()
+        ]
+        mutation_rows.append(
+            [
+                "all (seed " + str(mutations["seed"]) + ")",
+                number(mutations["made"], 0),
+                number(mutations["rejected_naming_the_wrong_name"], 0)
+                + f" ({number(mutations['caught_pct'])} %)",
+            ]
+        )
+        rejected = gold.get("rejected") or []
+        parts += [
+            table(["queries", "checked", "accepted", "share"], rows),
+            "",
+            "Rejected gold SQL: "
+            + ("; ".join(f"{r['instance_id']}: {r['reason']}" for r in rejected) or "none")
+            + ".",
+            "",
+            table(["mutation", "made", "rejected naming the wrong name"], mutation_rows),
+            "",
+            f"Time per check: p50 {number(ms['gold_p50'], 1)} ms, p99 {number(ms['gold_p99'], 1)}"
+            f" ms on the gold SQL; p50 {number(ms['mutations_p50'], 1)} ms, p99 "
+            f"{number(ms['mutations_p99'], 1)} ms on the mutations. {provenance(result)}.",
+            f"Catalog: {number(result['catalog']['databases'], 0)} databases, "
+            f"{number(result['catalog']['tables'], 0)} tables "
+            f"(`{' '.join(result['catalog']['sources'])}`).",
+            f"Machine: {result['machine']}.",
+        ]
+    return "\n".join(parts)
+
+
+def render_synthesis_warehouse(results: Results) -> str:
+    found = results.of("synthesis-warehouse")
+    if not found:
+        return "(no synthesis-warehouse results)"
+    parts = []
+    for _, result in found:
+        rows = []
+        for dialect, side in result["kept"].items():
+            kinds = ", ".join(f"{k} {v}" for k, v in side["unreadable_kinds"].items())
+            rows.append(
+                [
+                    dialect,
+                    number(side["pairs"], 0),
+                    number(100 * side["parse_rate"]) + " %",
+                    number(100 * side["check_rate"]) + " %",
+                    number(100 * side["unsaid_rate"]) + " %",
+                    number(100 * side["unreadable_rate"]) + " %",
+                    kinds,
+                ]
+            )
+        header = ["kept pairs", "n", "parse", "check", "unsaid", "unreadable", "why"]
+        parts += [
+            f"{result['label']}: {number(result['sampled'], 0)} of "
+            f"{number(result['traversals'], 0)} traversals, seeded, synthesized without an "
+            "index; the pairs a build keeps.",
+            "",
+            table(header, rows),
+            "",
+            f"{provenance(result)}.",
+            f"Machine: {result['machine']}.",
+        ]
+    return "\n".join(parts)
+
+
 def recall_of(results: Results, stem: str) -> Result | None:
     result = results.files.get(stem)
     return result if result is not None and result["benchmark"] == "recall" else None
@@ -479,6 +606,9 @@ SECTIONS: dict[str, Callable[[Results], str]] = {
     "http": render_http,
     "startup": render_startup,
     "mcp": render_mcp,
+    "mcp-startup": render_mcp_startup,
+    "check": render_check,
+    "synthesis-warehouse": render_synthesis_warehouse,
 }
 
 

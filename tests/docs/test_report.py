@@ -16,7 +16,19 @@ from tests.retriever.conftest import RECORDS, write_store
 
 REPO = Path(__file__).resolve().parents[2]
 SCRIPT = REPO / "benchmarks" / "render_report.py"
-SECTIONS = ("recall", "examples", "latency", "build", "generation", "http", "startup", "mcp")
+SECTIONS = (
+    "recall",
+    "examples",
+    "latency",
+    "build",
+    "generation",
+    "http",
+    "startup",
+    "mcp",
+    "mcp-startup",
+    "check",
+    "synthesis-warehouse",
+)
 
 
 def render(*args: str | Path) -> subprocess.CompletedProcess[str]:
