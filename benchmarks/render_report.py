@@ -414,6 +414,32 @@ def render_mcp_startup(results: Results) -> str:
     return "\n".join(parts)
 
 
+def render_catalog_show(results: Results) -> str:
+    found = results.of("catalog-show")
+    if not found:
+        return "(no catalog-show results)"
+    parts = []
+    for _, result in found:
+        rows = [
+            [
+                row["checkout"],
+                number(row["wall_s"], 1),
+                number(row["cpu_s"], 1),
+                number(row["peak_rss_mb"], 0),
+                row["loaded"],
+            ]
+            for row in result["rows"]
+        ]
+        parts += [
+            table(["checkout", "wall s", "CPU s", "peak RSS MB", "loaded"], rows),
+            "",
+            f"Median of {result['runs']} interleaved runs of `{result['timed']}`. "
+            f"{provenance(result)}.",
+            f"Machine: {result['machine']}.",
+        ]
+    return "\n".join(parts)
+
+
 def render_check(results: Results) -> str:
     found = results.of("check")
     if not found:
@@ -607,6 +633,7 @@ SECTIONS: dict[str, Callable[[Results], str]] = {
     "startup": render_startup,
     "mcp": render_mcp,
     "mcp-startup": render_mcp_startup,
+    "catalog-show": render_catalog_show,
     "check": render_check,
     "synthesis-warehouse": render_synthesis_warehouse,
 }

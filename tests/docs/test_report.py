@@ -26,6 +26,7 @@ SECTIONS = (
     "startup",
     "mcp",
     "mcp-startup",
+    "catalog-show",
     "check",
     "synthesis-warehouse",
 )
