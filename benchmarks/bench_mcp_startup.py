@@ -137,7 +137,10 @@ def main() -> int:
                 f"{platform.python_version()}, shared",
             }
         )
-        report.setdefault("estates", {})[args.label or str(len(report.get("estates", {})))] = entry
+        label = args.label or str(len(report.get("estates", {})))
+        report.setdefault("estates", {})[label] = entry
+        report["commit"], report["date"] = entry["this"]["commit"], entry["date"]
+        report.setdefault("commands", {})[label] = entry["command"]
         args.json.write_text(json.dumps(report, indent=1) + "\n")
     return 0
 
