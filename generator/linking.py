@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from schemagraph import Database
-from schemagraph.dialects import dialect_of, name_parts
+from schemagraph.dialects import name_parts, sql_dialect
 from schemagraph.model import fold
 from schemagraph.sql import SqlError, spider_hardness, tables_in_sql
 
@@ -56,7 +56,7 @@ def link_tables(db: Database, presql: str | None, schema: Sequence[str]) -> Link
     if not presql:
         return Linking(tuple(schema), True, "no PreSQL", hardness=hardness)
     try:
-        named = tables_in_sql(presql, dialect=dialect_of(db))
+        named = tables_in_sql(presql, dialect=sql_dialect(db))
     except SqlError as exc:
         return Linking(tuple(schema), True, f"PreSQL does not parse: {exc}", hardness=hardness)
     # a warehouse table is named as its engine names it: matched by its last part, and a

@@ -41,7 +41,7 @@ from generator.text import DATA_RULE, approx_tokens, clip, data_block
 from providers import Message
 from retriever.text import STOPWORDS
 from schemagraph import Database, DatabaseSample, TableSample, create_table_text, sample_database
-from schemagraph.dialects import SQLITE, engine_label, family_sql, table_sql
+from schemagraph.dialects import SQLITE, engine_label, family_sql, sql_dialect, table_sql
 from schemagraph.families import collapse_families, column_families, find_families
 from schemagraph.model import Catalog, fold
 from schemagraph.name_words import plain_words
@@ -260,7 +260,7 @@ def build_prompt(
         text = _user_text(
             question, db, kept, shown_examples, sample, rows, config, described, hidden
         )
-        return text, approx_tokens(system_prompt(db.dialect)) + approx_tokens(text)
+        return text, approx_tokens(system_prompt(sql_dialect(db))) + approx_tokens(text)
 
     while True:
         user, tokens = render(limit)
@@ -302,7 +302,7 @@ def build_prompt(
         ),
     )
     return Prompt(
-        system=system_prompt(db.dialect),
+        system=system_prompt(sql_dialect(db)),
         user=user,
         tokens=tokens,
         budget=config.budget_tokens,
@@ -399,7 +399,7 @@ def _user_text(
     descriptions: bool,
     hidden: Mapping[str, Collection[str]],
 ) -> str:
-    parts = ["### Instruction", instruction(db.dialect)]
+    parts = ["### Instruction", instruction(sql_dialect(db))]
     if examples:
         parts.append("### Examples")
         for number, example in enumerate(examples, 1):

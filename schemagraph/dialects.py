@@ -47,6 +47,16 @@ def dialect_of(db: Database) -> str:
     return db.dialect or SQLITE
 
 
+def sql_dialect(db: Database) -> str:
+    """The dialect SQL for `db` is written in: its engine's for a schema-only database (an
+    export, DDL), which nothing here runs; SQLite's for a database schemarag runs queries on (a
+    SQLite file, or a live server, where SQLite's SQL is translated to the server's as it
+    runs: `schemagraph.sql.live_engine`)."""
+    if db.path is not None or db.url is not None:
+        return SQLITE
+    return dialect_of(db)
+
+
 def engine_label(dialect: str) -> str:
     """`BigQuery` for `bigquery`; an unknown dialect as written."""
     return ENGINE_NAMES.get(dialect or SQLITE, dialect)

@@ -21,11 +21,11 @@ from collections.abc import Collection, Mapping, Sequence
 
 from schemagraph.dialects import (
     SQLITE,
-    dialect_of,
     engine_label,
     is_nested,
     is_repeated,
     quote_part,
+    sql_dialect,
     table_sql,
     unnest_clause,
 )
@@ -69,7 +69,7 @@ def create_table_text(
     names of columns not to show (a comment says how many there are)."""
     chosen = _tables(db, tables)
     shown = {fold(t.name) for t in chosen}
-    dialect = dialect_of(db)
+    dialect = sql_dialect(db)
     name = (lambda c: ident(c)) if dialect == SQLITE else (lambda c: quote_part(c, dialect))
     parts = []
     for table in chosen:
@@ -129,7 +129,7 @@ def _comma_after(lines: Sequence[tuple[str, str]], i: int) -> bool:
 
 def _table_name(db: Database, name: str) -> str:
     """The name a statement uses for table `name` of `db`: its engine's, for a warehouse."""
-    if dialect_of(db) == SQLITE or not db.has_table(name):
+    if sql_dialect(db) == SQLITE or not db.has_table(name):
         return ident(name)
     return table_sql(db, db.table(name))
 
@@ -212,7 +212,7 @@ def compact_text(db: Database, tables: Sequence[str] | None = None) -> str:
     """`db_id: table(col*, col, ...)` lines and `a.x -> b.y` foreign keys between them."""
     chosen = _tables(db, tables)
     shown = {fold(t.name) for t in chosen}
-    warehouse = dialect_of(db) != SQLITE
+    warehouse = sql_dialect(db) != SQLITE
 
     def named(table: str) -> str:
         return _table_name(db, table) if warehouse else table
@@ -228,7 +228,7 @@ def compact_text(db: Database, tables: Sequence[str] | None = None) -> str:
                 lines.extend(
                     f"{named(fk.table)}.{a} -> {named(fk.ref_table)}.{b}" for a, b in pairs
                 )
-    engine = f" ({engine_label(dialect_of(db))})" if warehouse else ""
+    engine = f" ({engine_label(sql_dialect(db))})" if warehouse else ""
     return f"database {db.id}{engine}:\n" + "\n".join(lines)
 
 

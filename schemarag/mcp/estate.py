@@ -35,7 +35,14 @@ from generator.text import approx_tokens
 from indexer.synthesis.readability import readable
 from retriever.completion import adjacency, join_paths
 from schemagraph import Catalog, Database, DatabaseSample
-from schemagraph.dialects import dialect_of, engine_label, family_sql, name_parts, table_sql
+from schemagraph.dialects import (
+    dialect_of,
+    engine_label,
+    family_sql,
+    name_parts,
+    sql_dialect,
+    table_sql,
+)
 from schemagraph.model import Table, fold
 
 if TYPE_CHECKING:
@@ -194,7 +201,7 @@ class Estate:
         for db_id in page:
             item: dict[str, Any] = {"db_id": db_id, "tables": len(tables[db_id])}
             if self.catalog is not None:
-                item["dialect"] = dialect_of(self.catalog.database(db_id))
+                item["dialect"] = sql_dialect(self.catalog.database(db_id))
             item["table_names"] = tables[db_id][:20]
             description = self._description(db_id)
             if description:
@@ -260,7 +267,7 @@ class Estate:
             descriptions=not prompt.cuts.descriptions_dropped,
             hidden=prompt.hidden,
         )
-        engine = engine_label(dialect_of(db))
+        engine = engine_label(sql_dialect(db))
         lines = [
             f"-- database {db.id} ({engine} SQL): {len(prompt.tables)} of {len(db.tables)} tables",
             text,
@@ -357,7 +364,7 @@ class Estate:
 
     def dialects(self) -> dict[str, str]:
         """The dialect of each database of the catalog, by id (none without a catalog)."""
-        return {db.id: dialect_of(db) for db in self.catalog or ()}
+        return {db.id: sql_dialect(db) for db in self.catalog or ()}
 
     def runnable(self) -> list[str]:
         """The ids of the databases `run_sql` can query (a SQLite file or a server)."""
@@ -378,7 +385,7 @@ class Estate:
         if self.catalog is None or item["db_id"] not in self.catalog:
             return item
         db = self.catalog.database(item["db_id"])
-        dialect = dialect_of(db)
+        dialect = sql_dialect(db)
         named = {"db_id": item["db_id"], "dialect": dialect, **item}
         if all(not t.engine_name for t in db.tables):
             return named

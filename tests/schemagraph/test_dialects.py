@@ -65,3 +65,14 @@ def test_tables_and_families_by_engine() -> None:
     assert table_sql(sf, sf.tables[0]) == 'SHOP.S."orders"'
     assert family_sql(sf, sf.tables[0], "s") == ""
     assert table_sql(Database("x", (Table("my table", ()),)), "my table") == '"my table"'
+
+
+def test_sql_is_written_in_the_engines_dialect_only_where_nothing_runs_it(tmp_path) -> None:
+    from schemagraph.dialects import sql_dialect
+
+    export = Database("bq", (), dialect="bigquery")
+    live = Database("pg", (), url="postgresql://localhost/db", dialect="postgres")
+    copied = Database("lite", (), path=tmp_path / "x.sqlite", dialect="duckdb")
+    assert sql_dialect(export) == "bigquery"
+    assert sql_dialect(live) == sql_dialect(copied) == "sqlite"  # translated as it runs
+    assert sql_dialect(Database("plain", ())) == "sqlite"
