@@ -107,6 +107,11 @@ def build_argv(source: str, store: Path) -> list[str]:
     return ["-v", "index", "build", source, "--store", str(store), *BUILD_OPTIONS]
 
 
+def _default_signals() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
 def start_held(stage: str, source: str, store: Path) -> subprocess.Popen[str]:
     """A build in its own session, returned once it is held at `stage`."""
     proc = subprocess.Popen(
@@ -122,6 +127,9 @@ def start_held(stage: str, source: str, store: Path) -> subprocess.Popen[str]:
         stderr=subprocess.PIPE,
         text=True,
         start_new_session=True,
+        # as a terminal starts it: a process inherits an ignored SIGINT, and an earlier test
+        # may have left this one's ignored (the build then hung on Ctrl-C in the full suite)
+        preexec_fn=_default_signals,
     )
     assert proc.stdout is not None
     line = proc.stdout.readline()
