@@ -179,12 +179,6 @@ def _stop_processes_unless_done(
             for process in processes:
                 with contextlib.suppress(OSError, ValueError, AttributeError):
                     process.kill()
-            # chunks still buffered for the dead processes: the pool's exit must not wait for
-            # its feeder thread to write them into a pipe nobody reads any more
-            call_queue = getattr(pool, "_call_queue", None)
-            if call_queue is not None:
-                with contextlib.suppress(Exception):
-                    call_queue.cancel_join_thread()
             pool.shutdown(wait=False, cancel_futures=True)
         return False
 
