@@ -108,6 +108,7 @@ def build_argv(source: str, store: Path) -> list[str]:
 
 
 def _default_signals() -> None:
+    signal.pthread_sigmask(signal.SIG_SETMASK, [])  # a blocked signal is inherited too
     signal.signal(signal.SIGINT, signal.SIG_DFL)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
@@ -127,8 +128,8 @@ def start_held(stage: str, source: str, store: Path) -> subprocess.Popen[str]:
         stderr=subprocess.PIPE,
         text=True,
         start_new_session=True,
-        # as a terminal starts it: a process inherits an ignored SIGINT, and an earlier test
-        # may have left this one's ignored (the build then hung on Ctrl-C in the full suite)
+        # as a terminal starts it: a process inherits ignored and blocked signals, and an
+        # earlier test may have left this one's so (the build then hung in the full suite)
         preexec_fn=_default_signals,
     )
     assert proc.stdout is not None
