@@ -102,6 +102,7 @@ class Estate:
         self._retrieving = threading.Lock()
         #: sampled rows per database id, read once (a live server is not queried per call)
         self._samples: dict[str, DatabaseSample | None] = {}
+        self._tables: dict[str, list[str]] | None = None
 
     # -- the index -------------------------------------------------------------------------
 
@@ -175,8 +176,7 @@ class Estate:
         description the catalog gives their tables, and their twin groups."""
         tables: dict[str, list[str]] = {}
         if self.catalog is not None:  # answered at once, while the index may still load
-            for db in self.catalog:
-                tables[db.id] = [_shown_name(db, t.name, quoted=False) for t in db.tables]
+            tables = self._catalog_tables()
             loaded = self.served.current
             twins = loaded.manifest.get("twins", []) if loaded is not None else []
             build_id = loaded.build_id if loaded is not None else None
@@ -361,6 +361,16 @@ class Estate:
         near = [db.id for db in self.catalog if database.lower() in db.id.lower()][:5]
         hint = f"; did you mean {', '.join(near)}?" if near else "; see list_databases"
         raise EstateError(f"no database {database!r} in this estate{hint}")
+
+    def _catalog_tables(self) -> dict[str, list[str]]:
+        """Each catalog database's table names as its engine writes them (read once: the
+        catalog does not change while the server runs)."""
+        if self._tables is None:
+            self._tables = {
+                db.id: [_shown_name(db, t.name, quoted=False) for t in db.tables]
+                for db in self.catalog or ()
+            }
+        return self._tables
 
     def dialects(self) -> dict[str, str]:
         """The dialect of each database of the catalog, by id (none without a catalog)."""

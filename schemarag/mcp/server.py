@@ -80,7 +80,8 @@ def instructions(estate: Estate) -> str:
         )
     elif len(runnable) < len(dialects):
         shown = ", ".join(runnable[:NAMED_PER_DIALECT])
-        more = f" and {len(runnable) - NAMED_PER_DIALECT} more" if len(runnable) > 12 else ""
+        hidden = len(runnable) - NAMED_PER_DIALECT
+        more = f" and {hidden} more" if hidden > 0 else ""
         lines.append(
             f"run_sql runs a query (SQLite's SQL, translated for a server) only on the "
             f"{len(runnable)} databases with a connection ({shown}{more}); elsewhere use "
