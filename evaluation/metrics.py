@@ -65,12 +65,18 @@ def _table_hits(question: BenchQuestion, ranking: Ranking, k: int) -> int:
     return len(question.gold & top)
 
 
-def table_keys(catalog: Iterable[Database]) -> dict[str, frozenset[str]]:
-    """Each database's folded id -> its table keys, for `recall(tables=)`."""
-    return {fold(db.id): frozenset(table_key(t.name) for t in db.tables) for db in catalog}
+def table_keys(catalog: Iterable[Database]) -> dict[str, dict[str, str]]:
+    """Each database's folded id -> its tables' keys by folded name, for `recall(tables=)`
+    (a key reads the engine's dataset or schema: `schemagraph.model.Table.qualified_name`)."""
+    return {
+        fold(db.id): {fold(t.name): table_key(t.qualified_name) for t in db.tables}
+        for db in catalog
+    }
 
 
-def _holds(question: BenchQuestion, ranking: Ranking, tables: Mapping[str, frozenset[str]]) -> bool:
+def _holds(
+    question: BenchQuestion, ranking: Ranking, tables: Mapping[str, Mapping[str, str]]
+) -> bool:
     """Whether the top database is the gold one or holds every gold table by key."""
     if not ranking.databases:
         return False
@@ -78,18 +84,21 @@ def _holds(question: BenchQuestion, ranking: Ranking, tables: Mapping[str, froze
     if top == fold(question.db_id):
         return True
     held = tables.get(top)
-    return held is not None and all(table_key(t) in held for _, t in question.gold)
+    if held is None:
+        return False
+    keys, held_keys = tables.get(fold(question.db_id), {}), set(held.values())
+    return all(keys.get(t, table_key(t)) in held_keys for _, t in question.gold)
 
 
 def recall(
     questions: Sequence[BenchQuestion],
     rankings: Sequence[Ranking],
     twins: Mapping[str, frozenset[str]] | None = None,
-    tables: Mapping[str, frozenset[str]] | None = None,
+    tables: Mapping[str, Mapping[str, str]] | None = None,
 ) -> dict[str, float]:
     """The metrics of METRIC_KEYS (no latency) for aligned questions and rankings. `twins`:
     each twin database's folded id -> its group's (`EstateRelations.twin_map`); `tables`: each
-    database's folded id -> its table keys (`table_keys`; without it, `db_R@1_holds` counts
+    database's folded id -> its tables' keys (`table_keys`; without it, `db_R@1_holds` counts
     the gold database only)."""
     n = len(questions)
     if n == 0:
@@ -161,7 +170,7 @@ def breakdown(
     rankings: Sequence[Ranking],
     key: str,
     twins: Mapping[str, frozenset[str]] | None = None,
-    tables: Mapping[str, frozenset[str]] | None = None,
+    tables: Mapping[str, Mapping[str, str]] | None = None,
 ) -> dict[str, dict[str, float]]:
     """The metrics per hardness (`key="hardness"`) or per number of gold tables (`"tables"`)."""
     groups: dict[str, list[int]] = {}

@@ -108,10 +108,10 @@ class SchemaLinker:
         name_terms: list[tuple[str, ...]] = []
         df: dict[str, int] = {}
         for entry in entries:
-            vocab = {t for c in (entry.table, *entry.columns) for t in terms(c)}
+            vocab = {t for c in (entry.word_name, *entry.columns) for t in terms(c)}
             for term in vocab:
                 df[term] = df.get(term, 0) + 1
-            name_terms.append(tuple(dict.fromkeys(terms(entry.table))))
+            name_terms.append(tuple(dict.fromkeys(terms(entry.word_name))))
         self._idf = {t: math.log(1 + self._size / n) for t, n in df.items()}
         self._names: dict[str, list[tuple[int, tuple[str, ...], float]]] = {}
         for i, name in enumerate(name_terms):
@@ -187,7 +187,7 @@ def _schema_names(entries: Sequence[TableEntry]) -> set[str]:
     name"), and the type names, as `normalize_value` writes them."""
     names = set(TYPE_NAMES)
     for entry in entries:
-        for name in (entry.table, *entry.columns):
+        for name in (entry.table, entry.word_name, *entry.columns):
             names.add(normalize_value(name))
             names.add(normalize_value(humanize(name)))
     return names

@@ -155,7 +155,7 @@ class SemanticLinker:
         for entry in entries:
             starts.append(len(flat))
             names = dict.fromkeys(
-                [humanize(n) for n in (entry.table, *entry.columns)] + _phrases(entry)
+                [humanize(n) for n in (entry.word_name, *entry.columns)] + _phrases(entry)
             )
             flat.extend(position.setdefault(n, len(position)) for n in names if n)
             if len(flat) == starts[-1]:  # a table without usable names: link to nothing

@@ -42,6 +42,14 @@ class TableEntry:
     #: documentation: the table's description and its columns' (by column name)
     description: str = ""
     descriptions: Mapping[str, str] = field(default_factory=dict)
+    #: the name with its dataset, as words read it (`schemagraph.model.Table.qualified_name`;
+    #: "" when it is `table`)
+    qualified: str = ""
+
+    @property
+    def word_name(self) -> str:
+        """The name that name-matching signals read: `qualified`, else `table`."""
+        return self.qualified or self.table
 
     @property
     def lexical_text(self) -> str:
@@ -79,6 +87,7 @@ class TableEntry:
             descriptions={
                 str(col): str(text) for col, text in (payload.get("descriptions") or {}).items()
             },
+            qualified=str(payload.get("qualified") or ""),
         )
 
 

@@ -81,9 +81,12 @@ class TwinSeparator:
     def __init__(self, entries: Sequence[TableEntry]) -> None:
         tables: dict[str, list[tuple[str, Sequence[str]]]] = {}
         values: dict[str, set[str]] = {}
+        #: each table's key by (folded database id, folded table id)
+        self._keys: dict[tuple[str, str], str] = {}
         for entry in entries:
             db = fold(entry.db_id)
-            tables.setdefault(db, []).append((entry.table, entry.columns))
+            tables.setdefault(db, []).append((entry.word_name, entry.columns))
+            self._keys[(db, fold(entry.table))] = table_key(entry.word_name)
             values.setdefault(db, set()).update(
                 normalize_value(v) for vals in entry.values.values() for v in vals
             )
@@ -169,7 +172,7 @@ class TwinSeparator:
         related = self.relations.related.get(best)
         if not related:
             return order, ()
-        keys = {table_key(t) for t in chosen}
+        keys = {self._keys.get((best, fold(t)), table_key(t)) for t in chosen}
         holders = [
             i
             for i in order[1:]

@@ -78,15 +78,22 @@ def is_system_table(name: str) -> bool:
 
 def database_schema(db: Database) -> dict[str, frozenset[str]]:
     """`db`'s tables by key, with their folded column names (system tables left out)."""
-    return schema_of((t.name, (c.name for c in t.columns)) for t in db.tables)
+    return schema_of((t.qualified_name, (c.name for c in t.columns)) for t in db.tables)
 
 
 def schema_of(tables: Iterable[tuple[str, Iterable[str]]]) -> dict[str, frozenset[str]]:
-    """A schema from (table name, column names) pairs; tables of one key are merged."""
+    """A schema from (table name, column names) pairs; tables of one key are merged. A
+    table is known by its top-level columns: the fields nested in a RECORD (`totals.hits`,
+    after `totals`) are left out, as an engine that stores the record as one semi-structured
+    column (Snowflake's VARIANT) shows none of them."""
     out: dict[str, set[str]] = {}
     for name, columns in tables:
         if not is_system_table(name):
-            out.setdefault(table_key(name), set()).update(fold(c) for c in columns)
+            folded = [fold(c) for c in columns]
+            top = set(folded)
+            out.setdefault(table_key(name), set()).update(
+                c for c in folded if "." not in c or c.split(".", 1)[0] not in top
+            )
     return {key: frozenset(columns) for key, columns in out.items()}
 
 
@@ -128,11 +135,6 @@ def containment(a: Schema, b: Schema, weights: Mapping[str, float]) -> float:
     if total <= 0:
         return 1.0 if all(held(cols, b.get(k)) for k, cols in a.items()) else 0.0
     return sum(weights[k] for k, cols in a.items() if held(cols, b.get(k))) / total
-
-
-def holds_all(schema: Schema, tables: Iterable[str]) -> bool:
-    """Whether `schema` has a table of each of `tables`' keys."""
-    return all(table_key(t) in schema for t in tables)
 
 
 @dataclass(frozen=True)
@@ -184,7 +186,7 @@ def find_relations(
 ) -> EstateRelations:
     """The twin and containment groups of `catalog` (see the module docstring)."""
     databases = [db for db in catalog if db.tables]
-    names = {db.id: {table_key(t.name): t.name for t in db.tables} for db in databases}
+    names = {db.id: {table_key(t.qualified_name): t.name for t in db.tables} for db in databases}
     return relations_of(catalog_schemas(databases), twin_threshold, contains, names)
 
 

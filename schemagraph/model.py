@@ -61,6 +61,16 @@ class Table:
     def primary_key(self) -> tuple[str, ...]:
         return tuple(c.name for c in self.columns if c.primary_key)
 
+    @property
+    def qualified_name(self) -> str:
+        """The name with its dataset or schema, as words read it: `dataset__table` for a
+        warehouse table of a three-part engine name (`stackoverflow__badges` for the BigQuery
+        table `badges` of dataset `stackoverflow`, whose id an export of one dataset leaves
+        bare), else `name`. The dataset is often what tells two databases' tables apart."""
+        if len(self.engine_name) == 3:
+            return f"{self.engine_name[1]}__{self.engine_name[2]}"
+        return self.name
+
     def column(self, name: str) -> Column:
         key = fold(name)
         for col in self.columns:

@@ -1,7 +1,8 @@
 """Knowledge-base documents other than synthetic questions: one document per table.
 
 The table document is what the dense and BM25 table baselines and the retriever's table signal
-search: the table's name and columns in words, the tables it links to, and sampled text values.
+search: the table's name (with its dataset: `Table.qualified_name`) and columns in words, the
+tables it links to, and sampled text values.
 Descriptions go in two ways. `text`, which is embedded, shows a described name with the
 description's short phrase only ("t bil (total bilirubin)"): on BIRD train, whole descriptions
 in the embedded text took MiniLM's database recall@1 from 43.0 to 25.1 (docs/BENCHMARKS.md).
@@ -26,8 +27,8 @@ from schemagraph.name_words import spaced_words
 from schemagraph.samples import DISTINCT_VALUES
 
 #: raised when what a table document says changes, so that the next build rewrites them all
-#: (2: column families of wide tables)
-DOCUMENT_VERSION = 2
+#: (2: column families of wide tables; 3: a warehouse table named with its dataset)
+DOCUMENT_VERSION = 3
 #: words of each description in the `lexical` text
 LEXICAL_WORDS = 60
 #: distinct text values kept per column, for the retriever's value index: all that the sample
@@ -64,6 +65,7 @@ def table_document(
     return {
         "db_id": db.id,
         "table": table.name,
+        "qualified": table.qualified_name,
         "text": text,
         "lexical": f"{head}. {notes}" if notes else head,
         "columns": [c.name for c in table.columns],
@@ -84,7 +86,7 @@ def table_document(
 
 def _text(table: Table, columns: list[str]) -> str:
     """The table's name, `columns` and the tables it links to, as words."""
-    text = f"{_named(spaced_words(table.name), table.description)}: {', '.join(columns)}"
+    text = f"{_named(spaced_words(table.qualified_name), table.description)}: {', '.join(columns)}"
     joins = sorted(
         {fk.ref_table for fk in table.foreign_keys if fold(fk.ref_table) != fold(table.name)}
     )

@@ -388,7 +388,8 @@ def _table_info(
 ) -> TableInfo:
     """`warehouse`: a database of another engine than SQLite, whose columns' roles
     `indexer.synthesis.warehouse_roles` corrects."""
-    singular, plural = entity(unsharded(table.name) if warehouse else table.name)
+    # a warehouse table is named with its dataset (`stackoverflow__badges` for `badges`)
+    singular, plural = entity(unsharded(table.qualified_name) if warehouse else table.name)
     if warehouse:  # `geo_us_census_places__places_ohio`: "census places ohio"
         singular, plural = once(singular), once(plural)
     own_words = _own_words(table.name)

@@ -60,13 +60,32 @@ def test_holds_counts_a_first_database_that_holds_every_gold_table() -> None:
         tuple(Table(n, (Column("c", "text"),)) for n in ("T1", "DS___1X", "EXTRA")),
     )
     tables = table_keys([plus])
-    assert tables == {"a_plus_sf": frozenset({"t1", "ds__1x", "extra"})}
+    assert tables == {"a_plus_sf": {"t1": "t1", "ds___1x": "ds__1x", "extra": "extra"}}
     rankings = [Ranking(("A_PLUS_SF", "a"), (), 1.0), Ranking(("a_plus_sf", "a"), (), 1.0)]
     m = recall(questions, rankings, None, tables)
     assert m["db_R@1"] == 0.0 and m["db_R@1_holds"] == 50.0  # t3 is not in the copy
     assert recall(questions, rankings)["db_R@1_holds"] == 0.0  # no tables known: strict
     gold_first = [Ranking(("a",), (), 1.0)] * 2
     assert recall(questions, gold_first, None, tables)["db_R@1_holds"] == 100.0
+
+
+def test_holds_matches_a_bare_export_name_to_its_dataset_in_a_copy() -> None:
+    # an export of one dataset names its tables bare (`badges`); the copy that adds datasets
+    # names the same table `stackoverflow__badges`: the engine's names say they are one table
+    base = Database(
+        "stackoverflow",
+        (Table("badges", (Column("id", "INT64"),), engine_name=("p", "stackoverflow", "badges")),),
+    )
+    plus = Database(
+        "STACKOVERFLOW_PLUS",
+        tuple(
+            Table(f"{ds}__{t}", (Column("id", "INT64"),), engine_name=("P", ds, t))
+            for ds, t in (("stackoverflow", "badges"), ("hackernews", "comments"))
+        ),
+    )
+    questions = [_question("stackoverflow", "badges")]
+    rankings = [Ranking(("STACKOVERFLOW_PLUS", "stackoverflow"), (), 1.0)]
+    assert recall(questions, rankings, None, table_keys([base, plus]))["db_R@1_holds"] == 100.0
 
 
 def test_leakage_check_rejects_an_indexed_evaluated_question() -> None:

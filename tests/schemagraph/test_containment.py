@@ -128,6 +128,42 @@ def test_an_extended_copy_contains_its_base_and_says_what_it_adds() -> None:
     assert relations.related["stackoverflow"] == {"stackoverflow_plus_sf"}
 
 
+def test_an_export_of_one_dataset_is_contained_by_its_copy_with_nested_fields_left_out() -> None:
+    # the BigQuery export of one dataset names its tables bare (`badges`) and lists the
+    # fields of a RECORD (`owner.id` ...); Snowflake's copy names them `STACKOVERFLOW__BADGES`
+    # and keeps the record as one VARIANT column
+    def table(name: str, engine: tuple[str, ...], columns: list[str]) -> Table:
+        return Table(name, tuple(Column(c, "STRING") for c in columns), engine_name=engine)
+
+    fields = ["owner", *(f"owner.f{i}" for i in range(20))]
+    base = Database(
+        "stackoverflow",
+        tuple(
+            table(t, ("bigquery-public-data", "stackoverflow", t), [*cols, *fields])
+            for t, cols in (("badges", ["id", "name"]), ("users", ["id", "display_name"]))
+        ),
+    )
+    plus = Database(
+        "STACKOVERFLOW_PLUS",
+        tuple(
+            table(f"{ds.upper()}__{t.upper()}", ("STACKOVERFLOW_PLUS", ds.upper(), t.upper()), c)
+            for ds, t, c in (
+                ("stackoverflow", "badges", ["ID", "NAME", "OWNER"]),
+                ("stackoverflow", "users", ["ID", "DISPLAY_NAME", "OWNER"]),
+                ("hackernews", "comments", ["ID", "TEXT"]),
+            )
+        ),
+    )
+    assert catalog_schemas([base])["stackoverflow"]["stackoverflow__badges"] == {
+        "id",
+        "name",
+        "owner",
+    }
+    (group,) = find_relations(Catalog((base, plus))).containment
+    assert group.base == "stackoverflow" and group.copies == ("STACKOVERFLOW_PLUS",)
+    assert group.adds == {"STACKOVERFLOW_PLUS": ("HACKERNEWS__COMMENTS",)}
+
+
 def test_column_drift_is_tolerated_up_to_a_quarter_of_a_table() -> None:
     wide = {"t": ["a", "b", "c", "d", "e"], "u": ["x", "y"]}
     drifted = {"t": ["a", "b", "c", "d"], "u": ["x", "y"], "extra": ["z"]}

@@ -90,3 +90,23 @@ def test_the_document_of_a_narrow_table_is_unchanged() -> None:
     table = _store(["store_name", "line_1", "line_2", "line_3"])
     doc = table_document(Database("shop", (table,)), table)
     assert doc["text"] == doc["lexical"] == "store: store id, store name, line 1, line 2, line 3"
+
+
+def test_a_warehouse_table_exported_bare_is_read_with_its_dataset() -> None:
+    # an export of one BigQuery dataset names the table `badges`; its document, and the name
+    # the retriever's name signals read, say `stackoverflow badges` as tables.json's id does
+    from retriever.tables import TableEntry
+
+    badges = Table(
+        "badges",
+        (Column("id", "INT64"), Column("name", "STRING")),
+        engine_name=("bigquery-public-data", "stackoverflow", "badges"),
+    )
+    doc = table_document(Database("stackoverflow", (badges,)), badges)
+    assert doc["table"] == "badges" and doc["text"].startswith("stackoverflow badges: ")
+    entry = TableEntry.from_payload(doc)
+    assert entry.table == "badges" and entry.word_name == "stackoverflow__badges"
+    plain = Table("badges", (Column("id", "integer"),))
+    assert TableEntry.from_payload(table_document(Database("s", (plain,)), plain)).word_name == (
+        "badges"
+    )
