@@ -241,3 +241,20 @@ def test_a_column_whose_thresholds_are_all_zero_still_gets_a_range() -> None:
         for record in runner(db, traversal, None, seed):
             if "sql" in record:
                 sqlglot.parse_one(record["sql"], read="bigquery")
+
+
+def test_a_table_exported_bare_is_named_with_its_dataset() -> None:
+    """An export of one dataset names its tables bare (`badges`, not `stackoverflow__badges`):
+    its questions still say the dataset, the word that tells this estate's copies apart."""
+    columns = (Column("id", "INT64"), Column("name", "STRING"), Column("user_id", "INT64"))
+    table = Table(
+        "badges", columns, engine_name=("bigquery-public-data", "stackoverflow", "badges")
+    )
+    db = Database("stackoverflow", (table,), dialect="bigquery")
+    (traversal,) = enumerate_traversals(build_graph(Catalog((db,))))
+    questions = [
+        pair.question
+        for seed in range(4)
+        for pair in SYNTH.synthesize(SynthesisRequest(db, traversal, None, count=4, seed=seed))
+    ]
+    assert questions and all("stackoverflow badge" in q.lower() for q in questions), questions
