@@ -64,13 +64,19 @@ def _selected(catalog: Catalog, ids: list[str] | None) -> list[Database]:
 
 
 def database_dict(db: Database) -> dict[str, Any]:
+    """`db` as `catalog show --json` writes it: its dialect, and each table's id with the name
+    its engine reads (`sql_name`: `` `project.dataset.table` ``, `DB.SCHEMA.TABLE`)."""
+    from schemagraph.dialects import dialect_of, table_sql
+
     return {
         "db_id": db.id,
         "origin": db.origin,
         "data": str(db.path) if db.path else db.origin if db.url else None,
+        "dialect": dialect_of(db),
         "tables": [
             {
                 "name": t.name,
+                "sql_name": table_sql(db, t),
                 "description": t.description,
                 "columns": [
                     {

@@ -54,6 +54,21 @@ def test_catalog_show_json(sample_dir: Path, capsys: pytest.CaptureFixture[str])
     data = json.loads(capsys.readouterr().out)
     assert len(data["databases"]) == 8
     assert data["problems"] == []
+    assert {db["dialect"] for db in data["databases"]} == {"sqlite"}
+
+
+def test_catalog_show_json_names_a_warehouse_as_its_engine_does(
+    fixtures: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder = fixtures / "warehouse"
+    sources = [f"infoschema:{folder / 'bigquery'}", f"infoschema:{folder / 'snowflake'}"]
+    assert main(["catalog", "show", *sources, "--json"]) == 0
+    data = {db["db_id"]: db for db in json.loads(capsys.readouterr().out)["databases"]}
+    bigquery, snowflake = data["acme-retail-prod"], data["SHOP_DB"]
+    assert (bigquery["dialect"], snowflake["dialect"]) == ("bigquery", "snowflake")
+    assert bigquery["tables"][0]["name"] == "crm__customers"
+    assert bigquery["tables"][0]["sql_name"] == "`acme-retail-prod.crm.customers`"
+    assert "SHOP_DB.SALES.ORDERS" in {t["sql_name"] for t in snowflake["tables"]}
 
 
 def test_graph_stats_json(sample_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
