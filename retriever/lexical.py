@@ -186,10 +186,10 @@ def _schema_names(entries: Sequence[TableEntry]) -> set[str]:
     """Every table and column name of the pool, as written and humanized (`fname` → "first
     name"), and the type names, as `normalize_value` writes them."""
     names = set(TYPE_NAMES)
-    for entry in entries:
-        for name in (entry.table, entry.word_name, *entry.columns):
-            names.add(normalize_value(name))
-            names.add(normalize_value(humanize(name)))
+    # each distinct name once: a warehouse repeats its columns across hundreds of shards
+    for name in {n for entry in entries for n in (entry.table, entry.word_name, *entry.columns)}:
+        names.add(normalize_value(name))
+        names.add(normalize_value(humanize(name)))
     return names
 
 

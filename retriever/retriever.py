@@ -120,7 +120,7 @@ class Retriever:
         self._schema_words: list[frozenset[str]] = []
         self._values: list[frozenset[str]] = []
         for idx in self._db_members:
-            names = [n for i in idx for n in (self.entries[i].word_name, *self.entries[i].columns)]
+            names = {n for i in idx for n in (self.entries[i].word_name, *self.entries[i].columns)}
             vocab = {w for n in names for w in words(n)}
             self._schema_words.append(frozenset(vocab | {stem(w) for w in vocab}))
             self._values.append(

@@ -152,10 +152,15 @@ class SemanticLinker:
         position: dict[str, int] = {}
         flat: list[int] = []
         starts: list[int] = []
+        humanized: dict[str, str] = {}  # a warehouse repeats its columns across its shards
         for entry in entries:
             starts.append(len(flat))
             names = dict.fromkeys(
-                [humanize(n) for n in (entry.word_name, *entry.columns)] + _phrases(entry)
+                [
+                    humanized.get(n) or humanized.setdefault(n, humanize(n))
+                    for n in (entry.word_name, *entry.columns)
+                ]
+                + _phrases(entry)
             )
             flat.extend(position.setdefault(n, len(position)) for n in names if n)
             if len(flat) == starts[-1]:  # a table without usable names: link to nothing
