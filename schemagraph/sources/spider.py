@@ -7,7 +7,6 @@ import functools
 import json
 import sqlite3
 from contextlib import closing
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -108,12 +107,16 @@ def _database(
     by_table: dict[int, list[Column]] = {}
     for i, (t, col) in enumerate(columns):
         by_table.setdefault(t, []).append(Column(col, types[i], i in pk, column_labels[i]))
+    dialect = _dialect(entry.get("engine"), where)
+    qualified = dialect in ("bigquery", "snowflake") and all("__" in n for n in table_names)
+    database = engine_database(db_id, dialect, ids) if qualified else ""
     tables = tuple(
         Table(
             name=name,
             columns=tuple(by_table.get(table_index, ())),
             foreign_keys=tuple(fks.get(table_index, ())),
             description=table_labels[table_index],
+            engine_name=_engine_name(database, name) if qualified else (),
         )
         for table_index, name in enumerate(table_names)
     )
@@ -122,11 +125,6 @@ def _database(
     if data and (problem := _unreadable(data)):
         problems.append(f"{data}: {problem}; {db_id!r} is kept from {file.name} without data")
         data = None
-    dialect = _dialect(entry.get("engine"), where)
-    tables = tuple(
-        replace(t, engine_name=_engine_name(db_id, dialect, t.name, table_names, ids))
-        for t in tables
-    )
     db = Database(db_id, tables, origin=str(file), path=data, dialect=dialect)
     validate_database(db)
     described = db_dir / db_id / "database_description"
@@ -157,17 +155,13 @@ def _dialect(engine: Any, where: str) -> str:
     return name
 
 
-def _engine_name(
-    db_id: str, dialect: str, table: str, names: list[str], ids: set[str]
-) -> tuple[str, ...]:
+def _engine_name(database: str, table: str) -> tuple[str, ...]:
     """(database, dataset, table) for a BigQuery or Snowflake table named `dataset__table` in a
-    database whose tables all are; () otherwise (a plain name's schema is not known)."""
-    if dialect not in ("bigquery", "snowflake") or not all("__" in n for n in names):
-        return ()
+    database whose tables all are (the caller checks); () when a part is empty."""
     schema, _, name = table.partition("__")
     if not schema or not name:
         return ()
-    return (engine_database(db_id, dialect, ids), schema, name)
+    return (database, schema, name)
 
 
 def engine_database(db_id: str, dialect: str, ids: set[str]) -> str:
