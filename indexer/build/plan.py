@@ -31,7 +31,8 @@ from schemagraph import Catalog, Database, Traversal, database_fingerprint, tabl
 #: what a synthetic pair is: raised when the templates' wording or the checks a pair must pass
 #: (`indexer.validate`, `indexer.synthesis.faithful`) change, so that the next build
 #: synthesizes every traversal again instead of keeping pairs the new code would not write
-PAIRS_VERSION = 2
+#: (3: a warehouse table named with its dataset, and its questions embedded with its words)
+PAIRS_VERSION = 3
 
 
 def synthesis_signature(

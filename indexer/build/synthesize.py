@@ -33,11 +33,20 @@ from indexer.examples.records import (
     example_payload,
     example_point_id,
 )
+from indexer.synthesis.humanize import humanize
 from indexer.synthesis.pairs import ChainRunner
+from indexer.synthesis.warehouse_roles import is_warehouse, once, unsharded
 from providers import Embedder
 from providers.threads import limited_threads
 from providers.waiting import result_of
-from schemagraph import Catalog, DatabaseSample, Traversal, sample_database, table_fingerprint
+from schemagraph import (
+    Catalog,
+    Database,
+    DatabaseSample,
+    Traversal,
+    sample_database,
+    table_fingerprint,
+)
 from schemagraph.parent_watch import exit_with_parent
 
 log = logging.getLogger("indexer.build")  # the name log configurations know
@@ -236,7 +245,12 @@ def _journal_chunk(
 ) -> None:
     """Embed a chunk's questions and commit its records and stats to the journal."""
     # A record whose question was dropped (a duplicate, say) keeps only its stats.
-    texts = [r["question"] for _, recs in results for r in recs if r.get("question")]
+    texts = [
+        indexed_text(catalog.database(keyed[key].db_id), r)
+        for key, recs in results
+        for r in recs
+        if r.get("question")
+    ]
     embedding_started = time.perf_counter()
     vectors = services.embedder.embed_documents(texts)
     timings["embed_questions"] += time.perf_counter() - embedding_started
@@ -271,6 +285,19 @@ def _journal_chunk(
             i += 1
         finished_stats.append((key, stats))
     journal.commit(finished_stats, records)
+
+
+def indexed_text(db: Database, record: Mapping[str, Any]) -> str:
+    """What a synthetic question is embedded as: the question, and in a warehouse the words of
+    the tables its SQL reads ("... (stackoverflow badges)"). A readable warehouse question
+    often leaves out the dataset and table an analyst's question names ("GitHub commits"); the
+    question shown to people and prompts stays as written."""
+    question = str(record["question"])
+    if not is_warehouse(db):
+        return question
+    named = (db.table(t) for t in record.get("tables", ()) if db.has_table(t))
+    words = dict.fromkeys(once(humanize(unsharded(t.qualified_name))) for t in named)
+    return f"{question} ({', '.join(words)})" if words else question
 
 
 def _accumulate(stats: dict[str, Any], name: str, value: Any) -> None:

@@ -35,6 +35,7 @@ from indexer.build import plan as build_plan
 from indexer.build.load import chunk_size
 from indexer.build.metered import CallCounter, CountingEmbedder, CountingLLM
 from indexer.build.snapshot import QUESTION_FIELDS
+from indexer.build.synthesize import indexed_text
 from indexer.build.table_documents import DOCUMENT_VERSION
 from indexer.synthesis.faithful import UNSAID
 from indexer.synthesis.pairs import QAPair, SynthesisRequest
@@ -598,3 +599,27 @@ def test_pairs_whose_question_leaves_out_their_sql_are_dropped_and_counted(
     stored = points(location)
     assert len(stored) == report.questions
     assert all(" WHERE " not in payload["sql"] for payload in stored.values())
+
+
+def test_a_warehouse_question_is_embedded_with_its_tables_words(
+    fixtures: Path, tmp_path: Path
+) -> None:
+    """A readable warehouse question leaves out its dataset and table; the build embeds it
+    with their words and stores it as written. A SQLite question is embedded as written."""
+    folder = fixtures / "warehouse"
+    warehouse = load_catalog([f"infoschema:{folder / 'bigquery'}"])
+    location = StoreLocation.parse(str(tmp_path / "kb"))
+    build_index(warehouse, location, template_services(), CONFIG)
+    build = location.current()
+    assert build is not None
+    found = build_points(location.build_dir(build), vectors=True)
+    assert found
+    db = warehouse.databases[0]
+    embedder = HashingEmbedder(256)
+    for point in found:
+        payload = point.payload or {}
+        text = indexed_text(db, payload)
+        assert text.startswith(payload["question"] + " (") and text != payload["question"]
+        assert np.allclose(point.vector, embedder.embed_documents([text])[0], atol=1e-5)
+    sqlite = Database("s", (db.tables[0],))
+    assert indexed_text(sqlite, {"question": "q?", "tables": [db.tables[0].name]}) == "q?"
