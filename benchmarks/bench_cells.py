@@ -31,7 +31,7 @@ from typing import Any
 
 from evaluation.datasets import load_files
 from evaluation.recall import run_recall
-from indexer.build.location import StoreLocation
+from indexer.building.location import StoreLocation
 from retriever import Retriever
 from schemarag.api.store import embedder_spec_of
 from schemarag.cli.retrieve import cached, make_query_embedder

@@ -41,7 +41,7 @@ import torch
 
 from evaluation.bird import evaluated_questions, prefixed_tables
 from evaluation.datasets import load_files
-from indexer.build.table_documents import table_document
+from indexer.building.table_documents import table_document
 from providers.minilm_embedder import default_minilm_path
 from providers.schema_adapters import TARGETS, LoRALinear
 from retriever.lexical import TableBM25

@@ -55,7 +55,7 @@ import numpy as np
 
 from evaluation.bird import evaluated_questions, prefixed_tables
 from evaluation.estates import EstateSpec, generate_estate
-from indexer.build.table_documents import table_document
+from indexer.building.table_documents import table_document
 from indexer.synthesis.chains import make_chain_runner, make_feedback, make_synthesizer
 from retriever.lexical import TableBM25
 from retriever.rerank import CrossEncoder, condensed_schema

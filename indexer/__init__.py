@@ -2,7 +2,7 @@
 
 Three rooms: `synthesis` (the template and LLM synthesizers, ICRL, reward, feedback: pairs for
 one traversal), `examples` (users' own pairs: files, records, the store that keeps them) and
-`build` (plan, journal, loading, snapshot, manifest, publishing, the store's layout and lock);
+`building` (plan, journal, loading, snapshot, manifest, publishing, the store's layout and lock);
 `validate` (SQL checked against a database) serves the first two.
 
 location = StoreLocation.parse(".schemarag/store")
@@ -22,13 +22,13 @@ from typing import TYPE_CHECKING
 import lazy_loader
 
 if TYPE_CHECKING:
-    from indexer.build.config import BuildConfig, BuildServices, CollectionLayout
-    from indexer.build.location import StoreLocation
-    from indexer.build.report import BuildReport
-    from indexer.build.run import build_index
-    from indexer.build.status import index_status
-    from indexer.build.synthesize import auto_processes
-    from indexer.build.table_documents import table_document
+    from indexer.building.config import BuildConfig, BuildServices, CollectionLayout
+    from indexer.building.location import StoreLocation
+    from indexer.building.report import BuildReport
+    from indexer.building.run import build_index
+    from indexer.building.status import index_status
+    from indexer.building.synthesize import auto_processes
+    from indexer.building.table_documents import table_document
     from indexer.errors import BuildError, ExamplesFileError, IndexerError, StoreError
     from indexer.examples.files import ExampleFile, Rejected, UserExample, read_examples
     from indexer.examples.stored import ExampleStore, StoredExample
@@ -56,17 +56,17 @@ if TYPE_CHECKING:
 __getattr__, __dir__, _ = lazy_loader.attach(
     __name__,
     submod_attrs={
-        "build.config": ["BuildConfig", "BuildServices", "CollectionLayout"],
-        "build.run": ["build_index"],
-        "build.synthesize": ["auto_processes"],
+        "building.config": ["BuildConfig", "BuildServices", "CollectionLayout"],
+        "building.run": ["build_index"],
+        "building.synthesize": ["auto_processes"],
         "synthesis.chains": ["make_chain_runner", "make_feedback", "make_synthesizer"],
         "errors": ["BuildError", "ExamplesFileError", "IndexerError", "StoreError"],
         "examples.files": ["ExampleFile", "Rejected", "UserExample", "read_examples"],
         "examples.stored": ["ExampleStore", "StoredExample"],
-        "build.table_documents": ["table_document"],
-        "build.report": ["BuildReport"],
-        "build.location": ["StoreLocation"],
-        "build.status": ["index_status"],
+        "building.table_documents": ["table_document"],
+        "building.report": ["BuildReport"],
+        "building.location": ["StoreLocation"],
+        "building.status": ["index_status"],
         "examples.updates": [
             "ExamplesReport",
             "add_examples",

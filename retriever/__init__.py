@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     from retriever.config import ABSTAIN_THRESHOLD, DEFAULT_CONFIG, RetrieverConfig
     from retriever.errors import RetrieverError, StoreNotReadyError
     from retriever.fusion import DEFAULT_WEIGHTS, FusionWeights
-    from retriever.knowledge import KnowledgeBase, QuestionHit
+    from retriever.knowledge import KnowledgeBase, QuestionHit, served_build
     from retriever.result import Example, RankedDatabase, RankedTable, RetrievalResult
     from retriever.retriever import Prepared, Retriever
     from retriever.tables import TableEntry, entries_from_catalog
@@ -47,7 +47,7 @@ __getattr__, __dir__, _ = lazy_loader.attach(
         "config": ["ABSTAIN_THRESHOLD", "DEFAULT_CONFIG", "RetrieverConfig"],
         "errors": ["RetrieverError", "StoreNotReadyError"],
         "fusion": ["DEFAULT_WEIGHTS", "FusionWeights"],
-        "knowledge": ["KnowledgeBase", "QuestionHit"],
+        "knowledge": ["KnowledgeBase", "QuestionHit", "served_build"],
         "result": ["Example", "RankedDatabase", "RankedTable", "RetrievalResult"],
         "retriever": ["Prepared", "Retriever"],
         "tables": ["TableEntry", "entries_from_catalog"],
@@ -74,4 +74,5 @@ __all__ = [
     "complete_tables",
     "entries_from_catalog",
     "fk_adjacency",
+    "served_build",
 ]

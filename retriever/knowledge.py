@@ -4,7 +4,7 @@ The table collection is small (one point per table) and is read whole when a ret
 The question collection is searched per query: through Qdrant (`query_points`) for a server
 store, and by default from memory for an embedded one (`retriever.question_index`: the same
 exact search without qdrant-client's per-point Python filters), read from the build's snapshot
-files (`indexer.build.snapshot`) without opening Qdrant at all, or, for builds made before
+files (`indexer.building.snapshot`) without opening Qdrant at all, or, for builds made before
 snapshots, from the Qdrant folder, whose client is closed once loaded: either way an in-memory
 knowledge base holds no lock on the build's folder.
 `in_memory=False` searches an embedded store through Qdrant as well.
@@ -21,17 +21,37 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from indexer.build.location import QUESTIONS, TABLES, StoreLocation
-from indexer.build.snapshot import read_snapshot
+from indexer.building.location import QUESTIONS, TABLES, StoreLocation
+from indexer.building.snapshot import read_snapshot
 from retriever.errors import StoreNotReadyError
 from retriever.question_index import InMemoryQuestions, QuestionHit, hit_from_payload
 from retriever.tables import TableEntry
 
 log = logging.getLogger(__name__)
 
-__all__ = ["KnowledgeBase", "QuestionHit"]
+__all__ = ["KnowledgeBase", "QuestionHit", "served_build"]
 
 _HIT_FIELDS = ["db_id", "tables", "question", "sql", "origin"]
+
+
+def served_build(location: StoreLocation) -> tuple[str, dict[str, Any]]:
+    """The build `location` serves (its CURRENT) and that build's manifest, read once: what
+    every opener (CLI, HTTP, MCP) starts from. A store with no build is one line saying how to
+    make one."""
+    build_id = location.current()
+    if build_id is None:
+        hint = ""
+        if not location.embedded:
+            hint = (
+                f" (the state folder {location.root} has no CURRENT: the server must see the "
+                "state folder that `schemarag index build` writes)"
+            )
+        raise StoreNotReadyError(
+            f"{location.where}: no built knowledge base here{hint}; build one with `schemarag "
+            f"index build SOURCE... --store {location.where}` (`make demo` builds "
+            ".schemarag/demo-store)"
+        )
+    return build_id, location.manifest(build_id)
 
 
 class KnowledgeBase:
@@ -75,24 +95,20 @@ class KnowledgeBase:
         embedder_name: str | None = None,
         in_memory: bool | None = None,
         lock_wait_s: float = 30.0,
+        served: tuple[str, dict[str, Any]] | None = None,
     ) -> KnowledgeBase:
         """Open the served build; `embedder_name`, when given, must be the build's embedder.
         `in_memory`: search the questions from memory (default: for an embedded store).
         `lock_wait_s`: how long to wait for a build folder another process has open (server
-        workers loading the same build take turns; each holds it for the seconds it reads)."""
+        workers loading the same build take turns; each holds it for the seconds it reads).
+        `served`: the build and manifest `served_build` read, when the caller has them."""
         location = (
             store
             if isinstance(store, StoreLocation)
             else StoreLocation.parse(store, collection=collection, api_key=api_key)
         )
         where = location.url or str(location.root)
-        build_id = location.current()
-        if build_id is None:
-            raise StoreNotReadyError(
-                f"{where}: no built knowledge base here; run `schemarag index build ... "
-                f"--store {where}` first"
-            )
-        manifest = location.manifest(build_id)
+        build_id, manifest = served if served is not None else served_build(location)
         built_with = str(manifest.get("embedder", ""))
         if embedder_name and built_with and built_with != embedder_name:
             raise StoreNotReadyError(

@@ -15,8 +15,8 @@ it returns, and what that costs the database ranking, is measured in docs/BENCHM
 (latency, and the decision log).
 
 Memory: 4 bytes x dimension per question (1.5 KB with MiniLM; 1.5 GB for a million), plus the
-payload strings; read from a build's snapshot (`indexer.build.snapshot`) the matrix is mapped from
-disk, so server workers share it (with cells, each process holds its own copy, in cell order).
+payload strings; read from a build's snapshot (`indexer.building.snapshot`) the matrix is mapped
+from disk, so server workers share it (with cells, each process holds its own copy, in cell order).
 Past a few million questions, serve from a Qdrant server.
 """
 

@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from indexer.building.location import StoreLocation
 from indexer.examples.records import USER
 from providers import LLM, Embedder, StructuredOutputError
 from retriever.completion import fk_adjacency, join_paths
@@ -174,7 +175,7 @@ class Retriever:
     @classmethod
     def open(
         cls,
-        store: str | Path,
+        store: str | Path | StoreLocation,
         embedder: Embedder,
         *,
         collection: str = "schemarag",
@@ -183,19 +184,22 @@ class Retriever:
         config: RetrieverConfig = DEFAULT_CONFIG,
         pool_llm: LLM | None = None,
         vocabulary_embedder: Embedder | None = None,
+        served: tuple[str, dict[str, Any]] | None = None,
     ) -> Retriever:
         """A retriever over the served build of `store` (a folder or a Qdrant server URL).
 
         `embedder` must be the one the build used (its `name` is in the build's manifest);
         `in_memory`: search the synthetic questions from memory rather than through Qdrant
         (default: for a folder; see `retriever.knowledge`); `config`, `pool_llm`,
-        `vocabulary_embedder`: as for `Retriever`."""
+        `vocabulary_embedder`: as for `Retriever`; `served`: the build and manifest the caller
+        read (`retriever.knowledge.served_build`)."""
         kb = KnowledgeBase.open(
             store,
             collection=collection,
             api_key=api_key,
             embedder_name=embedder.name,
             in_memory=in_memory,
+            served=served,
         )
         try:
             entries, vectors = kb.table_entries()

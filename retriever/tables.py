@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from indexer.build.table_documents import VALUES_PER_COLUMN, table_document
+from indexer.building.table_documents import VALUES_PER_COLUMN, table_document
 from providers import Embedder
 from schemagraph import Catalog, DatabaseSample, sample_database
 from schemagraph.model import fold
@@ -99,7 +99,7 @@ def entries_from_catalog(
     seed: int = 0,
 ) -> list[TableEntry]:
     """Table entries built as the indexer builds them
-    (`indexer.build.table_documents.table_document`)."""
+    (`indexer.building.table_documents.table_document`)."""
     out: list[TableEntry] = []
     for db in catalog:
         sample: DatabaseSample | None = sample_database(db, seed=seed) if with_values else None

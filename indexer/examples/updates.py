@@ -29,13 +29,13 @@ from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from indexer.build.config import BuildConfig
-from indexer.build.journal import Journal
-from indexer.build.load import load_knowledge_base
-from indexer.build.location import QUESTIONS, TABLES, StoreLocation, build_lock
-from indexer.build.manifest import Manifest, read_manifest
-from indexer.build.publish import JOURNAL, discard, open_journal, publish, start_or_resume
-from indexer.build.synthesize import journal_examples
+from indexer.building.config import BuildConfig
+from indexer.building.journal import Journal
+from indexer.building.load import load_knowledge_base
+from indexer.building.location import QUESTIONS, TABLES, StoreLocation, build_lock
+from indexer.building.manifest import Manifest, read_manifest
+from indexer.building.publish import JOURNAL, discard, open_journal, publish, start_or_resume
+from indexer.building.synthesize import journal_examples
 from indexer.errors import IndexerError, StoreError
 from indexer.examples.files import Rejected, UserExample
 from indexer.examples.records import ExamplePlan, example_key

@@ -20,7 +20,7 @@ from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import JSONResponse, PlainTextResponse
 
 from generator import GenerateRequest
-from indexer.build.status import manifest_summary
+from indexer.building.status import manifest_summary
 from schemarag.api.batching import RetrievalBatcher
 from schemarag.api.error_statuses import install_error_statuses
 from schemarag.api.errors import ApiError, error_response

@@ -20,7 +20,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from indexer import StoreLocation
-from indexer.build.location import QUESTIONS
+from indexer.building.location import QUESTIONS
 from providers import CachedEmbedder, Embedder, ProviderCache, spec_of_embedder
 from providers.embedding import Vectors
 from retriever import (
@@ -28,7 +28,7 @@ from retriever import (
     KnowledgeBase,
     Retriever,
     RetrieverConfig,
-    StoreNotReadyError,
+    served_build,
 )
 
 log = logging.getLogger(__name__)
@@ -232,21 +232,13 @@ class StoreSource:
     # -- loading ---------------------------------------------------------------------------
 
     def open(self) -> Retriever:
-        build = self.location.current()
-        if build is None:
-            hint = ""
-            if not self.location.embedded:
-                hint = (
-                    f" (the state folder {self.location.root} has no CURRENT: the server must "
-                    "see the state folder that `schemarag index build` writes)"
-                )
-            raise StoreNotReadyError(f"{self.where}: no built knowledge base here{hint}")
-        spec = self.embedder_spec or embedder_spec_of(self.location.manifest(build))
+        served = served_build(self.location)
+        spec = self.embedder_spec or embedder_spec_of(served[1])
         embedder = self.embedder(spec)
         vocabulary = VocabularyEmbedder(
             embedder, CachedEmbedder(embedder, self.cache) if self.cache is not None else None
         )
-        kb = KnowledgeBase.open(self.location, embedder_name=embedder.name)
+        kb = KnowledgeBase.open(self.location, embedder_name=embedder.name, served=served)
         try:
             entries, vectors = kb.table_entries()
             retriever = Retriever(

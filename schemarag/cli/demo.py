@@ -25,7 +25,7 @@ from indexer import (
     make_feedback,
     make_synthesizer,
 )
-from indexer.build.metered import CallCounter, CountingEmbedder
+from indexer.building.metered import CallCounter, CountingEmbedder
 from providers import CachedEmbedder, ProviderCache, at_precision
 from retriever import Retriever
 from schemagraph import (

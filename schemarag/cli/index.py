@@ -20,7 +20,7 @@ from indexer import (
     make_feedback,
     make_synthesizer,
 )
-from indexer.build.metered import CallCounter, CountingEmbedder, CountingLLM, MeteredLLM
+from indexer.building.metered import CallCounter, CountingEmbedder, CountingLLM, MeteredLLM
 from indexer.synthesis.batch_api import make_batching
 from providers import (
     LLM,

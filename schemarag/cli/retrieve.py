@@ -19,7 +19,7 @@ from retriever import (
     RetrievalResult,
     Retriever,
     RetrieverConfig,
-    StoreNotReadyError,
+    served_build,
 )
 from schemarag.cli.common import (
     add_command,
@@ -120,19 +120,13 @@ def open_retriever(
     location = StoreLocation.parse(
         store, collection=args.collection, api_key=settings.qdrant_api_key
     )
-    spec = args.embedder
-    if spec is None:
-        build = location.current()
-        if build is None:
-            raise StoreNotReadyError(
-                f"{location.where}: no built knowledge base here; build one with `schemarag "
-                "index build SOURCE...` (`make demo` builds .schemarag/demo-store), or pass --store"
-            )
-        spec = spec_of_embedder(str(location.manifest(build).get("embedder", "")) or "minilm")
+    served = served_build(location)
+    spec = args.embedder or spec_of_embedder(str(served[1].get("embedder", "")) or "minilm")
     embedder = make_query_embedder(settings, spec, one_shot=True)
     return Retriever.open(
-        store,
+        location,
         embedder,
+        served=served,
         collection=args.collection,
         api_key=settings.qdrant_api_key,
         config=config,

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from indexer import StoreLocation
-from indexer.build.location import build_lock
+from indexer.building.location import build_lock
 from schemagraph import Catalog
 from schemarag.api import ApiOptions
 from schemarag.api.examples import ExampleIntake

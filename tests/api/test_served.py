@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from indexer import StoreLocation
-from indexer.build.location import _write_atomic
+from indexer.building.location import _write_atomic
 from providers import ScriptedLLM
 from retriever import Retriever, StoreNotReadyError
 from schemagraph import Catalog

@@ -20,7 +20,7 @@ from indexer import (
     make_feedback,
     make_synthesizer,
 )
-from indexer.build.location import QUESTIONS, TABLES
+from indexer.building.location import QUESTIONS, TABLES
 from providers import make_embedder
 from retriever import KnowledgeBase, StoreNotReadyError
 from schemagraph import Catalog

@@ -76,3 +76,38 @@ def test_without_store_after_make_demo_it_reads_the_demo_store(
     monkeypatch.setenv("SCHEMARAG_STORE", str(tmp_path / "empty"))
     assert main(["retrieve", question]) == 2
     assert "no built knowledge base" in capsys.readouterr().err
+
+
+def test_retrieve_reads_the_served_build_and_its_manifest_once(
+    store: str, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from indexer import StoreLocation
+
+    reads = {"current": 0, "manifest": 0}
+    current, manifest = StoreLocation.current, StoreLocation.manifest
+
+    def counted_current(self: StoreLocation) -> str | None:
+        reads["current"] += 1
+        return current(self)
+
+    def counted_manifest(self: StoreLocation, build_id: str) -> dict[str, object]:
+        reads["manifest"] += 1
+        return manifest(self, build_id)
+
+    monkeypatch.setattr(StoreLocation, "current", counted_current)
+    monkeypatch.setattr(StoreLocation, "manifest", counted_manifest)
+    monkeypatch.setenv("SCHEMARAG_CACHE", str(tmp_path / "cache.sqlite"))
+    assert main(["retrieve", QUESTION, "--store", store]) == 0  # the embedder from the manifest
+    assert "1. car_1" in capsys.readouterr().out
+    assert reads == {"current": 1, "manifest": 1}
+
+
+def test_one_place_says_a_store_holds_no_build() -> None:
+    repo = Path(__file__).resolve().parents[2]
+    said = [
+        path
+        for package in ("retriever", "indexer", "schemarag", "evaluation", "generator")
+        for path in (repo / package).rglob("*.py")
+        if "no built knowledge base" in path.read_text()
+    ]
+    assert [p.relative_to(repo).as_posix() for p in said] == ["retriever/knowledge.py"]

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from qdrant_client import QdrantClient, models
 
-from indexer.build.table_documents import table_document
+from indexer.building.table_documents import table_document
 from providers import HashingEmbedder
 from schemagraph import Catalog, load_spider, sample_database
 

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from evaluation.baselines import BM25TableBaseline, DenseTableBaseline
-from indexer.build.table_documents import table_document
+from indexer.building.table_documents import table_document
 from providers import HashingEmbedder
 from retriever import Retriever
 from retriever.lexical import SchemaLinker

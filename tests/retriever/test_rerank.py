@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from indexer.build.table_documents import table_document
+from indexer.building.table_documents import table_document
 from retriever.errors import RetrieverError
 from retriever.rerank import FORMAT, blend_order, condensed_schema, database_texts, rerank_result
 from retriever.result import RankedDatabase, RankedTable, RetrievalResult

@@ -31,8 +31,8 @@ from indexer import (
     read_examples,
     remove_examples,
 )
-from indexer.build.location import QUESTIONS, TABLES, build_lock
-from indexer.build.metered import CallCounter, CountingEmbedder
+from indexer.building.location import QUESTIONS, TABLES, build_lock
+from indexer.building.metered import CallCounter, CountingEmbedder
 from indexer.errors import StoreBusyError
 from providers import HashingEmbedder
 from retriever import Retriever

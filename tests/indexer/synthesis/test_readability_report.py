@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from indexer.build.report import BuildReport
+from indexer.building.report import BuildReport
 from indexer.synthesis.chains import make_chain_runner
 from indexer.synthesis.feedback import RuleFeedback
 from indexer.synthesis.readability import readability_problems

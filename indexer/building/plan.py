@@ -22,8 +22,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from indexer.build.manifest import Manifest
-from indexer.build.table_documents import DOCUMENT_VERSION
+from indexer.building.manifest import Manifest
+from indexer.building.table_documents import DOCUMENT_VERSION
 from indexer.examples.records import Dropped, ExamplePlan, plan_examples
 from indexer.examples.stored import StoredExample
 from schemagraph import Catalog, Database, Traversal, database_fingerprint, table_fingerprint

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from indexer import StoreLocation
-from indexer.build.location import running_build
+from indexer.building.location import running_build
 from tests.processes import group_members, wait_until_gone
 
 pytestmark = pytest.mark.slow
@@ -29,8 +29,8 @@ HELD = r"""
 import functools, os, sys, time
 from pathlib import Path
 
-import indexer.build.synthesize as build
-import indexer.build.location as store
+import indexer.building.synthesize as build
+import indexer.building.location as store
 import providers.hashing_embedder as hashing
 import schemarag.cli.index as cli_index
 from schemarag.cli import main

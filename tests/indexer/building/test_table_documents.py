@@ -9,7 +9,7 @@ import re
 from hypothesis import given
 from hypothesis import strategies as st
 
-from indexer.build.table_documents import table_document
+from indexer.building.table_documents import table_document
 from schemagraph import Column, Database, Table
 from schemagraph.families import MIN_MEMBERS, WIDE_TABLE, column_families
 

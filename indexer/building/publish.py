@@ -12,11 +12,11 @@ import logging
 import shutil
 from datetime import UTC, datetime
 
-from indexer.build.journal import Journal
-from indexer.build.location import StoreLocation, open_client
-from indexer.build.manifest import Manifest
+from indexer.building.journal import Journal
+from indexer.building.location import StoreLocation, open_client
+from indexer.building.manifest import Manifest
 
-log = logging.getLogger("indexer.build")  # the name log configurations know
+log = logging.getLogger("indexer.building")  # the name log configurations know
 
 JOURNAL = "journal.sqlite"
 

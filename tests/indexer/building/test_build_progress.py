@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from indexer.build.load import EMBED_STEP, chunk_size
+from indexer.building.load import EMBED_STEP, chunk_size
 from schemarag.cli import main
 
 LINE = re.compile(r"^(synthesized|loaded|embedded) (\d+)/(\d+) \S.* \((\d+)%\)$")

@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 from qdrant_client import QdrantClient, models
 
-from indexer.build.journal import Journal, JournalRecord
-from indexer.build.location import QUESTIONS, TABLES, StoreLocation
-from indexer.build.status import index_status
+from indexer.building.journal import Journal, JournalRecord
+from indexer.building.location import QUESTIONS, TABLES, StoreLocation
+from indexer.building.status import index_status
 from indexer.errors import StoreError
 from schemarag.cli import main
 

@@ -1,4 +1,4 @@
-"""The build's plan (`indexer.build.plan`): what to synthesize, carry over, remove and rewrite,
+"""The build's plan (`indexer.building.plan`): what to synthesize, carry over, remove and rewrite,
 decided from the catalog and the served manifest alone, with no store, model or embedding."""
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from indexer.build.manifest import Manifest
-from indexer.build.plan import (
+from indexer.building.manifest import Manifest
+from indexer.building.plan import (
     BuildPlan,
     plan_build,
     synthesis_signature,

@@ -1,11 +1,11 @@
 """Index builds: traversals → ICRL synthesis → validation → embeddings → Qdrant, incrementally.
 
-`build_index` plans the build against the served one (`indexer.build.plan`: what to
+`build_index` plans the build against the served one (`indexer.building.plan`: what to
 synthesize, carry over, remove and rewrite; an unchanged catalog is reported up to date at
 once, with no provider call), then carries the plan out in steps: synthesize and journal
-(`indexer.build.synthesize`), load the collections and write the snapshot
-(`indexer.build.load`), report (`indexer.build.report`), and publish the manifest
-(`indexer.build.manifest`) atomically (`indexer.build.publish`), so readers keep the previous
+(`indexer.building.synthesize`), load the collections and write the snapshot
+(`indexer.building.load`), report (`indexer.building.report`), and publish the manifest
+(`indexer.building.manifest`) atomically (`indexer.building.publish`), so readers keep the previous
 complete build until then. Work is journaled per batch of traversals, so a killed build resumes
 where it stopped.
 """
@@ -19,15 +19,15 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from indexer.build.config import BuildConfig, BuildServices
-from indexer.build.journal import Journal
-from indexer.build.load import load_knowledge_base
-from indexer.build.location import QUESTIONS, TABLES, StoreLocation, build_lock
-from indexer.build.manifest import Manifest, read_manifest
-from indexer.build.plan import BuildPlan, plan_build, synthesis_signature, table_signature
-from indexer.build.publish import discard, open_journal, publish, settle_pending, start_or_resume
-from indexer.build.report import BuildReport
-from indexer.build.synthesize import journal_examples, synthesize_traversals
+from indexer.building.config import BuildConfig, BuildServices
+from indexer.building.journal import Journal
+from indexer.building.load import load_knowledge_base
+from indexer.building.location import QUESTIONS, TABLES, StoreLocation, build_lock
+from indexer.building.manifest import Manifest, read_manifest
+from indexer.building.plan import BuildPlan, plan_build, synthesis_signature, table_signature
+from indexer.building.publish import discard, open_journal, publish, settle_pending, start_or_resume
+from indexer.building.report import BuildReport
+from indexer.building.synthesize import journal_examples, synthesize_traversals
 from indexer.errors import BuildError
 from indexer.examples.stored import ExampleStore
 from schemagraph import (
@@ -39,7 +39,7 @@ from schemagraph import (
 from schemagraph.containment import find_relations
 from schemagraph.families import collapse_families, find_families
 
-log = logging.getLogger("indexer.build")  # the name log configurations know
+log = logging.getLogger("indexer.building")  # the name log configurations know
 
 
 def build_index(

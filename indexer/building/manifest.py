@@ -1,6 +1,6 @@
 """A build's manifest: `STORE/builds/<build_id>/manifest.json`, what the build holds.
 
-The next build plans against it (`indexer.build.plan`), readers find the embedder and the
+The next build plans against it (`indexer.building.plan`), readers find the embedder and the
 collections in it, `index status` reports from it. `Manifest.from_json` reads one as written
 by any version (a key an older build did not write takes its default and stays out of
 `to_json`, a key this version does not know is kept), and `to_json` gives the JSON object with
@@ -16,8 +16,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from indexer.build.config import CollectionLayout
-from indexer.build.location import StoreLocation
+from indexer.building.config import CollectionLayout
+from indexer.building.location import StoreLocation
 
 FILE = "manifest.json"
 

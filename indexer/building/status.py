@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from indexer.build.location import StoreLocation, running_build
+from indexer.building.location import StoreLocation, running_build
 from indexer.examples.stored import FILE, ExampleStore
 
 

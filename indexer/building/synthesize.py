@@ -2,7 +2,7 @@
 
 Traversals go in chunks of `BuildConfig.batch_traversals`, grouped by database so that a
 database's sample is read once; each chunk's records are embedded and committed to the journal
-(`indexer.build.journal`) at once, so a killed build resumes after its last chunk. Offline
+(`indexer.building.journal`) at once, so a killed build resumes after its last chunk. Offline
 synthesis may run in forked processes (`BuildConfig.processes`) while the build's own process
 embeds; a language model's synthesis runs in the build's threads (`BuildConfig.concurrency`).
 Users' examples are embedded and journaled here too (`journal_examples`), never synthesized.
@@ -22,9 +22,9 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor, ThreadPoolExecutor
 from typing import Any
 
-from indexer.build.config import BuildConfig, BuildServices
-from indexer.build.journal import Journal, JournalRecord
-from indexer.build.load import UPSERT_BATCH, chunk_size, point_id
+from indexer.building.config import BuildConfig, BuildServices
+from indexer.building.journal import Journal, JournalRecord
+from indexer.building.load import UPSERT_BATCH, chunk_size, point_id
 from indexer.errors import BuildError
 from indexer.examples.records import (
     ORIGIN,
@@ -49,7 +49,7 @@ from schemagraph import (
 )
 from schemagraph.parent_watch import exit_with_parent
 
-log = logging.getLogger("indexer.build")  # the name log configurations know
+log = logging.getLogger("indexer.building")  # the name log configurations know
 
 MAX_AUTO_PROCESSES = 8
 

@@ -31,12 +31,12 @@ from indexer import (
     make_synthesizer,
     validate_sql,
 )
-from indexer.build import plan as build_plan
-from indexer.build.load import chunk_size
-from indexer.build.metered import CallCounter, CountingEmbedder, CountingLLM
-from indexer.build.snapshot import QUESTION_FIELDS
-from indexer.build.synthesize import indexed_text
-from indexer.build.table_documents import DOCUMENT_VERSION
+from indexer.building import plan as build_plan
+from indexer.building.load import chunk_size
+from indexer.building.metered import CallCounter, CountingEmbedder, CountingLLM
+from indexer.building.snapshot import QUESTION_FIELDS
+from indexer.building.synthesize import indexed_text
+from indexer.building.table_documents import DOCUMENT_VERSION
 from indexer.synthesis.faithful import UNSAID
 from indexer.synthesis.pairs import QAPair, SynthesisRequest
 from providers import (
@@ -326,7 +326,7 @@ def test_killed_build_resumes(sample_copy: Path, tmp_path: Path) -> None:
     script = f"""
 import time, sys
 from indexer import *
-from indexer.build.config import BuildServices
+from indexer.building.config import BuildServices
 from providers import HashingEmbedder
 from schemagraph import load_catalog, TraversalConfig
 inner = make_chain_runner(make_synthesizer("template", None), make_feedback("rule", None),
@@ -445,7 +445,7 @@ def test_llm_build_reruns_from_the_cache_with_zero_provider_calls(
 def test_an_embedded_build_is_read_from_its_snapshot_without_opening_qdrant(
     catalog: Catalog, tmp_path: Path
 ) -> None:
-    """The build writes its collections as flat files (`indexer.build.snapshot`); a reader loads
+    """The build writes its collections as flat files (`indexer.building.snapshot`); a reader loads
     those, never the Qdrant folder, and finds what Qdrant's own search finds."""
     import shutil
 
@@ -528,17 +528,17 @@ def test_an_incremental_snapshot_is_derived_and_equals_the_collections(
     databases are sampled again for their table documents."""
     import shutil
 
-    import indexer.build.load
-    import indexer.build.synthesize
+    import indexer.building.load
+    import indexer.building.synthesize
 
     sampled: set[str] = set()
-    sample = indexer.build.load.sample_database
+    sample = indexer.building.load.sample_database
 
     def spy(db: Database, **options: Any) -> DatabaseSample | None:
         sampled.add(db.id)
         return sample(db, **options)
 
-    for step in (indexer.build.load, indexer.build.synthesize):
+    for step in (indexer.building.load, indexer.building.synthesize):
         monkeypatch.setattr(step, "sample_database", spy)
     source = f"sqlite:{sample_copy / 'database'}"
     location = StoreLocation.parse(tmp_path / "kb")

@@ -3,8 +3,8 @@ the snapshot readers load.
 
 Embedded stores start from a copy of the base build's folder; a server store copies the base
 collections' points. Then the removed keys' points are deleted, the journal's records
-upserted, the table documents carried over or written again (`indexer.build.table_documents`),
-and, for an embedded store, the collections written as flat files (`indexer.build.snapshot`),
+upserted, the table documents carried over or written again (`indexer.building.table_documents`),
+and, for an embedded store, the collections written as flat files (`indexer.building.snapshot`),
 derived from the base snapshot and the journal where they can be. Safe to redo from the start
 after a crash: a build's folder is private until it is published.
 """
@@ -21,10 +21,10 @@ from typing import Any
 
 import numpy as np
 
-from indexer.build.config import BuildConfig
-from indexer.build.journal import Journal
-from indexer.build.location import QUESTIONS, TABLES, StoreLocation, copy_build, open_client
-from indexer.build.snapshot import (
+from indexer.building.config import BuildConfig
+from indexer.building.journal import Journal
+from indexer.building.location import QUESTIONS, TABLES, StoreLocation, copy_build, open_client
+from indexer.building.snapshot import (
     QUESTION_FIELDS,
     Chunk,
     kept_rows,
@@ -32,12 +32,12 @@ from indexer.build.snapshot import (
     unit_rows,
     write_snapshot,
 )
-from indexer.build.table_documents import table_document
+from indexer.building.table_documents import table_document
 from indexer.errors import BuildError
 from providers import Embedder
 from schemagraph import Catalog, sample_database
 
-log = logging.getLogger("indexer.build")  # the name log configurations know
+log = logging.getLogger("indexer.building")  # the name log configurations know
 
 POINT_NAMESPACE = uuid.UUID("6f1d2c54-0b7e-4d0e-9a43-5c3f0e6b9a10")
 UPSERT_BATCH = 256
@@ -271,7 +271,7 @@ def _write_snapshot(
     timings: dict[str, float],
 ) -> None:
     """Embedded stores: the build's collections as flat files for readers
-    (`indexer.build.snapshot`), from the base build's snapshot, the journal and the table rows of
+    (`indexer.building.snapshot`), from the base build's snapshot, the journal and the table rows of
     `_load_tables`. Rows that cannot be derived (a base snapshot written before snapshots kept keys)
     or whose count is not the collection's (`count` questions) are read back from the collections
     instead."""
