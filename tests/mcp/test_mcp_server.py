@@ -488,3 +488,28 @@ def test_an_empty_store_is_said_at_once_and_no_source_means_two_tools(
     assert "schemarag index build" in text(found)
     assert waited < 10
     no_traceback(tmp_path / "stderr")
+
+
+def test_a_retriever_error_is_one_line_from_the_error_table() -> None:
+    """A user's `RetrieverError` is said as the CLI and HTTP say it, from `schemarag.errors`;
+    an unexpected failure names the tool and the exception."""
+    from mcp.server.mcpserver.exceptions import ToolError
+
+    from retriever import RetrieverError, StoreNotReadyError
+    from schemarag.mcp.server import _call
+
+    def fails(exc: Exception) -> Callable[[], None]:
+        def work() -> None:
+            raise exc
+
+        return work
+
+    with pytest.raises(ToolError) as caught:
+        _call("find_tables", fails(RetrieverError("the question is empty")))
+    assert str(caught.value) == "the question is empty"
+    with pytest.raises(ToolError) as caught:
+        _call("find_tables", fails(StoreNotReadyError("/s: no built knowledge base here")))
+    assert str(caught.value) == "/s: no built knowledge base here"
+    with pytest.raises(ToolError) as caught:
+        _call("find_tables", fails(ZeroDivisionError("boom")))
+    assert str(caught.value) == "find_tables failed: ZeroDivisionError: boom"
