@@ -189,6 +189,13 @@ def _stop_processes_unless_done(
                 with contextlib.suppress(OSError, ValueError, AttributeError):
                     process.kill()
             pool.shutdown(wait=False, cancel_futures=True)
+            # Its manager thread, seeing the processes dead, closes its wake-up pipe; if that
+            # happens while the interpreter's exit hook wakes it (3.11 does so without the
+            # pool's lock), the hook writes to a closed pipe and prints a traceback after
+            # "terminated". Wait, bounded, for the thread to finish first.
+            manager = getattr(pool, "_executor_manager_thread", None)
+            if manager is not None:
+                manager.join(timeout=5)
         return False
 
     return stop
