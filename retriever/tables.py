@@ -43,7 +43,7 @@ class TableEntry:
     description: str = ""
     descriptions: Mapping[str, str] = field(default_factory=dict)
     #: the name with its dataset, as words read it (`schemagraph.model.Table.qualified_name`;
-    #: "" when it is `table`)
+    #: "" in a store written before table documents carried it)
     qualified: str = ""
 
     @property
