@@ -32,6 +32,7 @@ from typing import Any
 from evaluation.datasets import load_files
 from evaluation.recall import run_recall
 from indexer.building.location import StoreLocation
+from indexer.building.manifest import read_manifest
 from retriever import Retriever
 from schemarag.api.store import embedder_spec_of
 from schemarag.cli.retrieve import cached, make_query_embedder
@@ -67,7 +68,7 @@ def main(argv: list[str] | None = None) -> int:
     if build is None:
         raise SystemExit(f"bench_cells: no built knowledge base in {args.store}")
     # the store's embedder, on one thread, as `schemarag bench recall`
-    served = make_query_embedder(settings, embedder_spec_of(location.manifest(build)))
+    served = make_query_embedder(settings, embedder_spec_of(read_manifest(location, build)))
     fp32 = served.with_precision("fp32")  # type: ignore[attr-defined]
     fp32.embed_query("warm up")
     started = time.perf_counter()

@@ -240,7 +240,7 @@ def main() -> int:
         "build": loaded.build_id if loaded else None,
         "databases": len({e.db_id for e in loaded.retriever.entries}) if loaded else 0,
         "tables": len(loaded.retriever.entries) if loaded else 0,
-        "embedder": loaded.manifest.get("embedder") if loaded else None,
+        "embedder": loaded.manifest.embedder if loaded and loaded.manifest else None,
         "questions": args.questions,
         "seed": args.seed,
         "top1_database": round(top1 / len(cases), 3),

@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 
 from indexer import StoreLocation
+from indexer.building.manifest import read_manifest
 from providers import MiniLMEmbedder, spec_of_embedder
 from retriever import Retriever
 from schemarag.cli.retrieve import single_threaded
@@ -35,7 +36,7 @@ def main() -> int:
     if build is None:
         print(f"compare_engines: {args.store}: no built index", file=sys.stderr)
         return 2
-    spec = spec_of_embedder(str(location.manifest(build).get("embedder", "")) or "minilm")
+    spec = spec_of_embedder(read_manifest(location, build).embedder or "minilm")
     single_threaded(torch=True)
     rankings = {}
     for engine in ("torch", "numpy"):

@@ -22,6 +22,7 @@ import numpy as np
 import numpy.typing as npt
 
 from indexer.building.location import QUESTIONS, TABLES, StoreLocation
+from indexer.building.manifest import Manifest, read_manifest
 from indexer.building.snapshot import read_snapshot
 from retriever.errors import StoreNotReadyError
 from retriever.question_index import InMemoryQuestions, QuestionHit, hit_from_payload
@@ -34,7 +35,7 @@ __all__ = ["KnowledgeBase", "QuestionHit", "served_build"]
 _HIT_FIELDS = ["db_id", "tables", "question", "sql", "origin"]
 
 
-def served_build(location: StoreLocation) -> tuple[str, dict[str, Any]]:
+def served_build(location: StoreLocation) -> tuple[str, Manifest]:
     """The build `location` serves (its CURRENT) and that build's manifest, read once: what
     every opener (CLI, HTTP, MCP) starts from. A store with no build is one line saying how to
     make one."""
@@ -51,14 +52,14 @@ def served_build(location: StoreLocation) -> tuple[str, dict[str, Any]]:
             f"index build SOURCE... --store {location.where}` (`make demo` builds "
             ".schemarag/demo-store)"
         )
-    return build_id, location.manifest(build_id)
+    return build_id, read_manifest(location, build_id)
 
 
 class KnowledgeBase:
     """The served build of a store: its manifest, its client and its two collections."""
 
     def __init__(
-        self, client: Any, questions: str, tables: str, manifest: dict[str, Any], where: str
+        self, client: Any, questions: str, tables: str, manifest: Manifest, where: str
     ) -> None:
         self.client = client
         self.questions_collection = questions
@@ -81,7 +82,7 @@ class KnowledgeBase:
             self.questions_collection, with_vectors=True, payload=[*_HIT_FIELDS, "synthesizer"]
         )
         self._memory = InMemoryQuestions(
-            ((p.vector, p.payload or {}) for p in points), int(self.manifest.get("dim", 0))
+            ((p.vector, p.payload or {}) for p in points), int(self.manifest.dim)
         )
         self.client.close()
 
@@ -95,7 +96,7 @@ class KnowledgeBase:
         embedder_name: str | None = None,
         in_memory: bool | None = None,
         lock_wait_s: float = 30.0,
-        served: tuple[str, dict[str, Any]] | None = None,
+        served: tuple[str, Manifest] | None = None,
     ) -> KnowledgeBase:
         """Open the served build; `embedder_name`, when given, must be the build's embedder.
         `in_memory`: search the questions from memory (default: for an embedded store).
@@ -109,7 +110,7 @@ class KnowledgeBase:
         )
         where = location.url or str(location.root)
         build_id, manifest = served if served is not None else served_build(location)
-        built_with = str(manifest.get("embedder", ""))
+        built_with = manifest.embedder
         if embedder_name and built_with and built_with != embedder_name:
             raise StoreNotReadyError(
                 f"{where}: the index was built with embedder {built_with!r}, not "
@@ -158,7 +159,7 @@ class KnowledgeBase:
 
     @classmethod
     def _from_snapshot(
-        cls, location: StoreLocation, build_id: str, manifest: dict[str, Any], where: str
+        cls, location: StoreLocation, build_id: str, manifest: Manifest, where: str
     ) -> KnowledgeBase | None:
         """The build read from its snapshot files, without opening Qdrant; None when the build
         has none (built before snapshots existed)."""
@@ -181,7 +182,7 @@ class KnowledgeBase:
 
     @property
     def embedder_name(self) -> str:
-        return str(self.manifest.get("embedder", ""))
+        return self.manifest.embedder
 
     def close(self) -> None:
         if self.client is not None:
@@ -194,7 +195,7 @@ class KnowledgeBase:
     def _read_tables(self) -> tuple[list[TableEntry], npt.NDArray[np.float32]]:
         points = list(self._scroll(self.tables_collection, with_vectors=True))
         if not points:
-            dim = int(self.manifest.get("dim", 1))
+            dim = int(self.manifest.dim) or 1
             return [], np.zeros((0, dim), dtype=np.float32)
         vectors = np.asarray([p.vector for p in points], dtype=np.float32)
         return _table_entries(vectors, [p.payload for p in points])

@@ -25,6 +25,7 @@ import numpy as np
 import numpy.typing as npt
 
 from indexer.building.location import StoreLocation
+from indexer.building.manifest import Manifest
 from indexer.examples.records import USER
 from providers import LLM, Embedder, StructuredOutputError
 from retriever.completion import fk_adjacency, join_paths
@@ -149,7 +150,7 @@ class Retriever:
         #: family of sharded tables once, as its newest member: schemagraph.families)
         self.families: dict[tuple[str, str], dict[str, Any]] = {
             (fold(f["database"]), fold(f["last"])): f
-            for f in (kb.manifest.get("families", []) if kb is not None else [])
+            for f in (kb.manifest.families if kb is not None else [])
         }
         self.semantic: SemanticLinker | None = None
         self._executor: ThreadPoolExecutor | None = None
@@ -184,7 +185,7 @@ class Retriever:
         config: RetrieverConfig = DEFAULT_CONFIG,
         pool_llm: LLM | None = None,
         vocabulary_embedder: Embedder | None = None,
-        served: tuple[str, dict[str, Any]] | None = None,
+        served: tuple[str, Manifest] | None = None,
     ) -> Retriever:
         """A retriever over the served build of `store` (a folder or a Qdrant server URL).
 

@@ -128,3 +128,20 @@ def test_the_graph_sees_imports_of_every_kind() -> None:
     # a cycle is found
     graph.add_edge("evaluation.datasets", "evaluation.recall")
     assert any(len(group) > 1 for group in nx.strongly_connected_components(graph))
+
+
+def test_every_manifest_reader_gets_the_typed_manifest() -> None:
+    # `StoreLocation.manifest` is the raw JSON; everyone else reads `read_manifest`'s Manifest
+    raw_readers = set()
+    for name, path in project_modules().items():
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Attribute)
+                and node.func.attr == "manifest"
+            ):
+                raw_readers.add(name)
+    for path in (REPO / "benchmarks").glob("*.py"):
+        if ".manifest(" in path.read_text(encoding="utf-8"):
+            raw_readers.add(f"benchmarks.{path.stem}")
+    assert raw_readers == {"indexer.building.manifest"}

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from indexer.building.location import StoreLocation, running_build
+from indexer.building.manifest import Manifest, read_manifest
 from indexer.examples.stored import FILE, ExampleStore
 
 
@@ -26,31 +27,50 @@ def index_status(location: StoreLocation) -> dict[str, Any]:
     current = location.current()
     if current is None:
         return status
-    manifest = location.manifest(current)
+    manifest = read_manifest(location, current)
     status.update(
         build_id=current,
         **manifest_summary(manifest),
-        collections=manifest.get("collections"),
-        sources=[r["spec"] for r in manifest.get("sources") or [] if isinstance(r, dict)],
+        collections=manifest.collections,
+        sources=[r["spec"] for r in manifest.sources if isinstance(r, dict)],
         builds=location.builds(),
     )
     return status
 
 
-def manifest_summary(manifest: dict[str, Any]) -> dict[str, Any]:
-    """What a build holds, from its manifest: counts, models and creation time."""
-    report = manifest.get("report") or {}
+SUMMARY_KEYS = (
+    "created_at",
+    "databases",
+    "tables",
+    "traversals",
+    "questions",
+    "user_examples",
+    "embedder",
+    "dim",
+    "synthesizer",
+    "twins",
+    "containment",
+    "families",
+)
+
+
+def manifest_summary(manifest: Manifest | None) -> dict[str, Any]:
+    """What a build holds, from its manifest: counts, models and creation time (None for
+    each without one: a retriever made without a store)."""
+    if manifest is None:
+        return dict.fromkeys(SUMMARY_KEYS)
+    report = manifest.report
     return {
-        "created_at": manifest.get("created_at"),
+        "created_at": manifest.created_at,
         "databases": report.get("databases"),
         "tables": report.get("tables"),
         "traversals": report.get("traversals"),
         "questions": report.get("questions"),
-        "user_examples": len(manifest.get("examples") or {}),
-        "embedder": manifest.get("embedder"),
-        "dim": manifest.get("dim"),
-        "synthesizer": manifest.get("synthesizer"),
-        "twins": manifest.get("twins", []),
-        "containment": manifest.get("containment", []),
-        "families": manifest.get("families", []),
+        "user_examples": len(manifest.examples),
+        "embedder": manifest.embedder,
+        "dim": manifest.dim,
+        "synthesizer": manifest.synthesizer,
+        "twins": manifest.twins,
+        "containment": manifest.containment,
+        "families": manifest.families,
     }

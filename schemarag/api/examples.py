@@ -12,6 +12,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
 from indexer import ExamplesReport, Rejected, StoreError, StoreLocation, UserExample, add_examples
+from indexer.building.manifest import read_manifest
 from providers import Embedder
 from schemagraph import Catalog
 from schemarag.api.store import embedder_spec_of
@@ -49,7 +50,7 @@ class ExampleIntake:
         current = self.location.current()
         if current is None:
             raise StoreError(f"{self.location.where}: no build yet")
-        spec = embedder_spec_of(self.location.manifest(current))
+        spec = embedder_spec_of(read_manifest(self.location, current))
         examples = [
             UserExample(q, s, d, source=source, line=i) for i, (q, s, d) in enumerate(pairs)
         ]

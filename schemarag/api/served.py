@@ -31,8 +31,9 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any, Literal, Protocol
+from typing import Literal, Protocol
 
+from indexer.building.manifest import Manifest
 from providers import LLM
 from retriever import Retriever
 from schemarag.api.metrics import Registry
@@ -98,7 +99,8 @@ class Loaded:
     retriever: Retriever
     token: str
     build_id: str | None
-    manifest: dict[str, Any]
+    #: the build's manifest; None for a retriever made without a store
+    manifest: Manifest | None
     loaded_at: datetime
     pooled: Retriever | None = None
     users: int = 0
@@ -291,7 +293,7 @@ class ServedIndex:
             log.error("the new build of %s fails a test query: %s", self.source.where, exc)
             return False
         self._failed.pop(token, None)
-        manifest = dict(retriever.kb.manifest) if retriever.kb is not None else {}
+        manifest = retriever.kb.manifest if retriever.kb is not None else None
         pooled = None
         if self.pool_llm is not None:
             pooled = copy.copy(retriever)
@@ -299,7 +301,7 @@ class ServedIndex:
         loaded = Loaded(
             retriever=retriever,
             token=token,
-            build_id=manifest.get("build_id"),
+            build_id=manifest.build_id if manifest is not None else None,
             manifest=manifest,
             loaded_at=datetime.now(UTC),
             pooled=pooled,

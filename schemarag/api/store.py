@@ -16,11 +16,12 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from indexer import StoreLocation
 from indexer.building.location import QUESTIONS
+from indexer.building.manifest import Manifest
 from providers import CachedEmbedder, Embedder, ProviderCache, spec_of_embedder
 from providers.embedding import Vectors
 from retriever import (
@@ -36,10 +37,10 @@ log = logging.getLogger(__name__)
 __all__ = ["StoreSource", "VocabularyEmbedder", "embedder_spec_of", "prepare_query_embedder"]
 
 
-def embedder_spec_of(manifest: Mapping[str, Any]) -> str:
+def embedder_spec_of(manifest: Manifest) -> str:
     """The spec that rebuilds the embedder a manifest names (`minilm:all-MiniLM-L6-v2` →
     `minilm`; `hashing:256` and `cohere:MODEL` are specs already)."""
-    return spec_of_embedder(str(manifest.get("embedder", "") or "minilm"))
+    return spec_of_embedder(manifest.embedder or "minilm")
 
 
 def prepare_query_embedder(embedder: Embedder, *, warming: bool = False) -> Embedder:

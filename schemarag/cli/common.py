@@ -249,6 +249,7 @@ def use_remembered_sources(
     folder that is not there any more is a `UsageError` naming it and `--source`. Nothing
     changes when `--source` is given or the store has no build, or none that recorded its
     sources."""
+    from indexer.building.manifest import read_manifest
     from schemagraph.sources.remembered import moved_source
 
     if args.source:
@@ -258,7 +259,7 @@ def use_remembered_sources(
         return
     records = [
         r
-        for r in location.manifest(build).get("sources") or []
+        for r in read_manifest(location, build).sources
         if isinstance(r, dict) and isinstance(r.get("spec"), str)
     ]
     if not records:

@@ -97,9 +97,10 @@ def cmd_add_examples(args: argparse.Namespace) -> int:
             f"{where}: no build to add examples to; run `schemarag index build SOURCE... "
             f"--store {where}` first"
         )
+    from indexer.building.manifest import read_manifest
     from schemarag.api.store import embedder_spec_of  # here: the API's imports are heavy
 
-    spec = args.embedder or embedder_spec_of(location.manifest(current))
+    spec = args.embedder or embedder_spec_of(read_manifest(location, current))
     cache = None if args.no_cache else ProviderCache(settings.cache_path)
     try:
         embedder: Embedder = settings.embedder(spec)
@@ -136,10 +137,12 @@ def cmd_remove_examples(args: argparse.Namespace) -> int:
 
 
 def cmd_list_examples(args: argparse.Namespace) -> int:
+    from indexer.building.manifest import read_manifest
+
     location: StoreLocation = args.store_location(args, Settings.from_env())
     examples = ExampleStore.read(location)
     current = location.current()
-    held = set((location.manifest(current).get("examples") or {}) if current else ())
+    held = set(read_manifest(location, current).examples if current else ())
     rows = [
         {
             "id": e.id,

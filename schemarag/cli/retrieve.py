@@ -121,7 +121,7 @@ def open_retriever(
         store, collection=args.collection, api_key=settings.qdrant_api_key
     )
     served = served_build(location)
-    spec = args.embedder or spec_of_embedder(str(served[1].get("embedder", "")) or "minilm")
+    spec = args.embedder or spec_of_embedder(served[1].embedder or "minilm")
     embedder = make_query_embedder(settings, spec, one_shot=True)
     return Retriever.open(
         location,

@@ -178,13 +178,13 @@ class Estate:
         if self.catalog is not None:  # answered at once, while the index may still load
             tables = self._catalog_tables()
             loaded = self.served.current
-            twins = loaded.manifest.get("twins", []) if loaded is not None else []
+            twins = loaded.manifest.twins if loaded is not None and loaded.manifest else []
             build_id = loaded.build_id if loaded is not None else None
         else:
             with self.build() as loaded:
                 for entry in loaded.retriever.entries:
                     tables.setdefault(entry.db_id, []).append(entry.table)
-                twins = loaded.manifest.get("twins", [])
+                twins = loaded.manifest.twins if loaded.manifest is not None else []
                 build_id = loaded.build_id
         ids = sorted(tables, key=str.lower)
         if pattern:

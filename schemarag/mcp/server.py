@@ -311,7 +311,7 @@ def create_server(estate: Estate, *, name: str = "schemarag") -> MCPServer:
                 "where": estate.served.source.where,
                 "build": current.build_id,
                 "loaded_at": current.loaded_at.isoformat(),
-                "embedder": current.manifest.get("embedder"),
+                "embedder": current.manifest.embedder if current.manifest else None,
                 "databases": len({e.db_id for e in current.retriever.entries}),
                 "tables": len(current.retriever.entries),
             }
