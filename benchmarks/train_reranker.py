@@ -29,6 +29,11 @@ negative), one at random. Each candidate is read as `condensed_schema` of its be
 BM25 (the question's own tables among them 9 times in 10 for its database); descriptions are
 left out half the time. Softmax over the group, AdamW, bfloat16 autocast, one thread.
 
+`--groups FILE,...` adds the fast ranker's own confusions (`benchmarks/reranker_groups.py`: a
+built index's synthetic questions, each ranked with its siblings masked; its first k databases as
+the reranker reads them at query time), drawn `--fast-weight` of the time; their held-out
+databases' groups are validated per blend (`BLENDS`). `--init W` starts from trained weights.
+
 WORK (default .schemarag/reranker, git-ignored) holds the pairs, `checkpoint.pt` (every
 `--checkpoint-every` steps: model, optimizer, schedule, step, history) and `reranker.safetensors`
 (written at every validation and at the end). The result file is rewritten at every validation
@@ -41,6 +46,7 @@ import argparse
 import hashlib
 import json
 import logging
+import math
 import os
 import random
 import sys
@@ -58,7 +64,7 @@ from evaluation.estates import EstateSpec, generate_estate
 from indexer.building.table_documents import table_document
 from indexer.synthesis.chains import make_chain_runner, make_feedback, make_synthesizer
 from retriever.lexical import TableBM25
-from retriever.rerank import CrossEncoder, condensed_schema
+from retriever.rerank import CrossEncoder, blend_order, condensed_schema
 from retriever.tables import TableEntry
 from retriever.text import normalize_question
 from schemagraph import Catalog, TraversalConfig, build_graph, enumerate_traversals
@@ -74,6 +80,8 @@ DATA = REPO.parent / "shared/data"
 SOURCES = ("spider", "bird", "spider2", "estate")
 #: how often a training group comes from each source
 WEIGHTS = {"spider": 0.2, "bird": 0.2, "spider2": 0.35, "estate": 0.25}
+#: mined groups (`--groups`): how the first k databases of the fast ranker are read, per blend
+BLENDS = (0.0, 0.5, 1.0, 2.0, math.inf)
 #: traversals synthesized per database, per source
 PER_DATABASE = {"spider": 24, "bird": 40, "spider2": 40, "estate": 1}
 HELD_OUT = 0.1
@@ -374,8 +382,59 @@ def signature(args: argparse.Namespace) -> dict[str, Any]:
             "steps",
             "estate",
             "sources",
+            "groups",
+            "fast_weight",
+            "init",
+            "residual",
         )
     }
+
+
+def load_groups(paths: list[Path]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """(training, held-out) groups of `benchmarks/reranker_groups.py` files."""
+    train: list[dict[str, Any]] = []
+    held: list[dict[str, Any]] = []
+    for path in paths:
+        if not path.is_file():
+            raise DataError(f"{path}: no such groups file (benchmarks/reranker_groups.py)")
+        for line in path.open(encoding="utf-8"):
+            row = json.loads(line)
+            if row.get("gold", -1) >= 0:
+                (held if row["held_out"] else train).append(row)
+    return train, held
+
+
+def standardized(values: list[float]) -> np.ndarray:
+    array = np.asarray(values, dtype=np.float64)
+    return (array - array.mean()) / (array.std() + 1e-6)
+
+
+def validate_groups(
+    model: CrossEncoder, rows: list[dict[str, Any]], residual: float
+) -> dict[str, Any]:
+    """R@1 of the fast ranker's first k reordered by each blend (`BLENDS`) and, with
+    `residual`, by the reranker's score plus `residual` times the standardized fast score."""
+    import torch
+
+    model.eval()
+    hits = dict.fromkeys(BLENDS, 0)
+    added = 0
+    for row in rows:
+        with torch.inference_mode(), torch.autocast("cpu", dtype=torch.bfloat16):
+            scores = model.logits([row["question"]] * len(row["texts"]), row["texts"])
+        reranked = scores.float().numpy().tolist()
+        for blend in BLENDS:
+            hits[blend] += int(blend_order(row["fast"], reranked, blend)[0] == row["gold"])
+        total = np.asarray(reranked) + residual * standardized(row["fast"])
+        added += int(int(np.argmax(total)) == row["gold"])
+    model.train()
+    out = {
+        "questions": len(rows),
+        **{f"R@1_blend_{b:g}": round(100 * h / max(1, len(rows)), 1) for b, h in hits.items()},
+    }
+    if residual:
+        out[f"R@1_residual_{residual:g}"] = round(100 * added / max(1, len(rows)), 1)
+    return out
 
 
 def validate(
@@ -430,6 +489,22 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sources", default=",".join(SOURCES), help="comma-separated")
     parser.add_argument("--pairs-only", action="store_true", help="build the pairs and stop")
     parser.add_argument("--fresh", action="store_true", help="ignore a checkpoint")
+    parser.add_argument(
+        "--groups",
+        default="",
+        help="comma-separated files of benchmarks/reranker_groups.py: the fast ranker's "
+        "confusions, trained on as they are",
+    )
+    parser.add_argument("--fast-weight", type=float, default=0.6, help="share of mined groups")
+    parser.add_argument("--init", default="", help="start from these reranker weights")
+    parser.add_argument("--validation-groups", type=int, default=400)
+    parser.add_argument(
+        "--residual",
+        type=float,
+        default=0.0,
+        help="train on mined groups with this times the standardized fast score added to the "
+        "reranker's (it learns what the fast ranker misses)",
+    )
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
     for noisy in ("indexer", "schemagraph", "indexer.templates", "indexer.chains"):
@@ -445,7 +520,7 @@ def main(argv: list[str] | None = None) -> int:
 
     t0 = time.perf_counter()
     chosen = [s for s in args.sources.split(",") if s]
-    if not chosen or set(chosen) - set(SOURCES):
+    if set(chosen) - set(SOURCES) or not (chosen or args.groups):
         print(f"train_reranker: error: --sources takes {', '.join(SOURCES)}", file=sys.stderr)
         return 2
     catalogs = {s: load_source(s, args.data, args.work, args.estate) for s in chosen}
@@ -488,7 +563,26 @@ def main(argv: list[str] | None = None) -> int:
     leaks = leakage_recheck([p for rows in train.values() for p in rows], args.data)
     log.info("pairs: %s; measured questions among them: %d", counts, leaks)
 
-    model = CrossEncoder.from_minilm(args.layers, args.max_tokens, seed=args.seed)
+    files = [Path(f) for f in args.groups.split(",") if f]
+    mined, mined_held = load_groups(files)
+    val_groups = random.Random(derive_seed(args.seed, "validation", "groups")).sample(
+        mined_held, min(args.validation_groups, len(mined_held))
+    )
+    if files:
+        counts["groups"] = {
+            "files": [str(f) for f in files],
+            "train_groups": len(mined),
+            "held_out_groups": len(mined_held),
+            "validation_groups": len(val_groups),
+        }
+        leaks += leakage_recheck(mined, args.data)
+    if args.init:
+        model = CrossEncoder.load(Path(args.init))
+        if model.meta.get("layers") != str(args.layers):
+            raise DataError(f"{args.init} has {model.meta.get('layers')} layers, not --layers")
+        model.max_tokens = args.max_tokens
+    else:
+        model = CrossEncoder.from_minilm(args.layers, args.max_tokens, seed=args.seed)
     model.train()
     params = model.parameters()
     optimizer = torch.optim.AdamW(params, lr=args.lr, weight_decay=0.01)
@@ -516,7 +610,12 @@ def main(argv: list[str] | None = None) -> int:
 
     weights = args.work / "reranker.safetensors"
     sources = [s for s in chosen if train[s]]
-    source_weights = [WEIGHTS[s] for s in sources]
+    rest = sum(WEIGHTS[s] for s in sources)
+    share = args.fast_weight if mined else 0.0
+    source_weights = [(1 - share) * WEIGHTS[s] / rest for s in sources]
+    if mined:
+        sources.append("fast")
+        source_weights.append(share if rest else 1.0)
 
     def write_result(final: bool) -> None:
         if args.result is None:
@@ -548,7 +647,7 @@ def main(argv: list[str] | None = None) -> int:
                 "threads": args.threads,
                 "seconds": round(wall, 1),
                 "seconds_per_step": round(wall / max(1, step), 2),
-                "source_weights": WEIGHTS,
+                "source_weights": dict(zip(sources, source_weights, strict=True)),
             },
             "negatives": {
                 "per_question": args.group - 1,
@@ -557,6 +656,8 @@ def main(argv: list[str] | None = None) -> int:
                 "never": "the question's own database, held-out databases, and any database "
                 "holding every one of its tables by name (twins, extended copies)",
                 "source": "BM25 over table documents (no index built: CPU budget), same source",
+                "mined": "--groups: the fast ranker's first k databases for a synthetic question "
+                "whose own database-and-tables siblings are masked (benchmarks/reranker_groups.py)",
             },
             "data": counts,
             "pairs_seconds": meta.get("seconds"),
@@ -586,7 +687,13 @@ def main(argv: list[str] | None = None) -> int:
         os.replace(partial, checkpoint)
 
     if step == 0 and not history:
-        history.append({"step": 0, **validate(model, pools, val, args.group)})
+        history.append(
+            {
+                "step": 0,
+                **validate(model, pools, val, args.group),
+                "fast_groups": validate_groups(model, val_groups, args.residual),
+            }
+        )
         log.info("validation at step 0: %s", history[-1])
         write_result(False)
     while step < args.steps:
@@ -596,17 +703,24 @@ def main(argv: list[str] | None = None) -> int:
         texts: list[str] = []
         golds: list[int] = []
         sizes: list[int] = []
+        priors: list[float] = []
         for _ in range(args.batch):
             source = rng.choices(sources, source_weights)[0]
-            pair = rng.choice(train[source])
-            group_texts, gold, _ = group(pools[source], pair, args.group, rng)
+            if source == "fast":
+                pair = rng.choice(mined)
+                group_texts, gold = pair["texts"], pair["gold"]
+                priors += (args.residual * standardized(pair["fast"])).tolist()
+            else:
+                pair = rng.choice(train[source])
+                group_texts, gold, _ = group(pools[source], pair, args.group, rng)
+                priors += [0.0] * len(group_texts)
             questions += [pair["question"]] * len(group_texts)
             texts += group_texts
             golds.append(gold)
             sizes.append(len(group_texts))
         with torch.autocast("cpu", dtype=torch.bfloat16):
             scores = model.logits(questions, texts).float()
-        parts = scores.split(sizes)
+        parts = (scores + torch.tensor(priors)).split(sizes)
         loss = torch.stack(
             [
                 torch.nn.functional.cross_entropy(p.unsqueeze(0), torch.tensor([g]))
@@ -637,6 +751,7 @@ def main(argv: list[str] | None = None) -> int:
                     "step": step,
                     "train_loss_last_100": round(float(np.mean(losses[-100:])), 3),
                     **validate(model, pools, val, args.group),
+                    "fast_groups": validate_groups(model, val_groups, args.residual),
                 }
             )
             log.info("validation at step %d: %s", step, history[-1])
