@@ -15,6 +15,7 @@ Modules, each named after what it does:
 - `lexical`     BM25 over table documents; linking to table names and indexed cell values;
 - `semantic`    question words linked to schema names by embedding (survives synonyms);
 - `fusion`      the signals, their weights (`DEFAULT_WEIGHTS`) and how they combine;
+- `signal`      `Signal` and `SignalSpec`: a signal of one's own, one line of the config;
 - `completion`  foreign-key path completion (bridge tables);
 - `config`      `RetrieverConfig`: weights, hits, thresholds and switches as one value;
 - `examples`    few-shot records by question skeleton;
@@ -38,6 +39,7 @@ if TYPE_CHECKING:
     from retriever.knowledge import KnowledgeBase, QuestionHit, served_build
     from retriever.result import Example, RankedDatabase, RankedTable, RetrievalResult
     from retriever.retriever import Prepared, Retriever
+    from retriever.signal import Signal, SignalSpec
     from retriever.tables import TableEntry, entries_from_catalog
 
 __getattr__, __dir__, _ = lazy_loader.attach(
@@ -50,6 +52,7 @@ __getattr__, __dir__, _ = lazy_loader.attach(
         "knowledge": ["KnowledgeBase", "QuestionHit", "served_build"],
         "result": ["Example", "RankedDatabase", "RankedTable", "RetrievalResult"],
         "retriever": ["Prepared", "Retriever"],
+        "signal": ["Signal", "SignalSpec"],
         "tables": ["TableEntry", "entries_from_catalog"],
     },
 )
@@ -69,6 +72,8 @@ __all__ = [
     "Retriever",
     "RetrieverConfig",
     "RetrieverError",
+    "Signal",
+    "SignalSpec",
     "StoreNotReadyError",
     "TableEntry",
     "complete_tables",

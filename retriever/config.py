@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from retriever.errors import RetrieverError
 from retriever.fusion import DEFAULT_WEIGHTS, FusionWeights
+from retriever.signal import SignalSpec
 
 #: Default abstain threshold on `RetrievalResult.confidence` (see `Retriever.confidence`).
 ABSTAIN_THRESHOLD = 0.3
@@ -32,6 +33,8 @@ class RetrieverConfig:
     examples: int = 3
     pool_candidates: int = 5
     semantic: bool = True
+    #: signals of one's own, beside the built-in ones (`retriever.signal`)
+    signals: tuple[SignalSpec, ...] = ()
 
     def __post_init__(self) -> None:
         if self.question_hits < 1:

@@ -39,7 +39,7 @@ pool-wide table ranking adds `table_database` times its database's score.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import numpy.typing as npt
@@ -87,12 +87,22 @@ class FusionWeights:
     #: at least this share of the best table's score there
     choose_ratio: float = 0.4
     max_chosen: int = 4
+    #: the configuration's own signals (`retriever.signal`): (name, table weight, database
+    #: weight) each
+    extra: tuple[tuple[str, float, float], ...] = ()
 
     def database(self) -> dict[str, float]:
-        return {s: getattr(self, f"db_{s}") for s in DATABASE_SIGNALS}
+        out = {s: getattr(self, f"db_{s}") for s in DATABASE_SIGNALS}
+        out.update((name, weight) for name, _, weight in self.extra)
+        return out
 
     def table(self) -> dict[str, float]:
-        return {s: getattr(self, f"table_{s}") for s in SIGNALS}
+        out = {s: getattr(self, f"table_{s}") for s in SIGNALS}
+        out.update((name, weight) for name, weight, _ in self.extra)
+        return out
+
+    def with_extra(self, extra: tuple[tuple[str, float, float], ...]) -> FusionWeights:
+        return replace(self, extra=extra)
 
 
 #: The weights `Retriever` uses unless given others. Chosen on train questions only, never on
@@ -205,7 +215,7 @@ def scaled_tables(
 ) -> dict[str, Array]:
     """Each table signal scaled over the pool (`dense` shifted by its median, or by
     `dense_median`)."""
-    return {
+    scaled = {
         "questions": scale(signals.table_votes),
         "dense": shift_dense(signals.table["dense"], dense_median),
         "bm25": scale(signals.table["bm25"]),
@@ -213,6 +223,10 @@ def scaled_tables(
         "values": scale(signals.table["values"]),
         "semantic": scale(signals.table.get("semantic", np.zeros(n_tables))),
     }
+    for name, values in signals.table.items():  # the configuration's own signals
+        if name not in scaled:
+            scaled[name] = scale(values)
+    return scaled
 
 
 def lead(values: Array) -> Array:

@@ -33,6 +33,7 @@ from retriever.config import DEFAULT_CONFIG, RetrieverConfig
 from retriever.errors import RetrieverError
 from retriever.examples import select_examples
 from retriever.fusion import (
+    DATABASE_SIGNALS,
     Signals,
     best_first,
     fuse,
@@ -47,6 +48,7 @@ from retriever.pooling import pool
 from retriever.question_index import Cells
 from retriever.result import Example, RankedDatabase, RankedTable, RetrievalResult
 from retriever.semantic import PendingLinks, SemanticLinker, threshold_for
+from retriever.signal import Signal, SignalSpec
 from retriever.tables import TableEntry, group_by_database
 from retriever.text import normalize_question, normalize_value, stem, words
 from retriever.twins import TwinSeparator
@@ -169,6 +171,13 @@ class Retriever:
                 "semantic linker: %d schema names in %.1fs",
                 len(self.semantic.names),
                 time.perf_counter() - started,
+            )
+        #: the configuration's own signals (`retriever.signal`), opened on this retriever
+        self.extra_signals = [spec.open(self) for spec in config.signals]
+        self._weights = config.weights
+        if config.signals:
+            self._weights = config.weights.with_extra(
+                _extra_weights(config.signals, self.extra_signals)
             )
 
     # -- construction ------------------------------------------------------------------------
@@ -309,6 +318,19 @@ class Retriever:
             t3b = time.perf_counter()
             timings["semantic_ms"] = (t3b - t3) * 1000
             t3 = t3b
+        for signal in self.extra_signals:
+            values = np.asarray(signal.score(question, vector), dtype=np.float64)
+            size = len(self.entries) if signal.level == "table" else len(self.db_ids)
+            if values.shape != (size,):
+                raise RetrieverError(
+                    f"signal {signal.name!r} scored {values.shape}, not one number per "
+                    f"{signal.level} ({size})"
+                )
+            (table_signals if signal.level == "table" else database_signals)[signal.name] = values
+        if self.extra_signals:
+            t3b = time.perf_counter()
+            timings["signals_ms"] = (t3b - t3) * 1000
+            t3 = t3b
         db_index: list[int] = []
         table_index: list[list[int]] = []
         for hit in hits:
@@ -380,7 +402,7 @@ class Retriever:
         median = float(np.median(dense)) if dense.size else 0.0
         scaled = scaled_tables(signals, len(self.entries), median)
         db_score, table_score, pool_score = fuse(
-            signals, self._db_of, len(self.db_ids), self.config.weights, scaled
+            signals, self._db_of, len(self.db_ids), self._weights, scaled
         )
         if self.table_cells is not None and signals.vector is not None:
             # The dense signal was estimated away from the question: exact for the candidates,
@@ -390,7 +412,7 @@ class Retriever:
             dense[rows] = self.vectors[rows] @ signals.vector
             scaled["dense"] = shift_dense(dense, median)
             db_score, table_score, pool_score = fuse(
-                signals, self._db_of, len(self.db_ids), self.config.weights, scaled
+                signals, self._db_of, len(self.db_ids), self._weights, scaled
             )
         order = best_first(db_score, top_databases)
         moved, twins = self.twins.separate(question, [self.db_ids[int(d)] for d in order])
@@ -545,3 +567,24 @@ class Retriever:
         by_id = {db.db_id: db for db in databases}
         ordered = [by_id[d] for d, _ in picked]
         return ordered + [db for db in databases if db.db_id not in {d for d, _ in picked}]
+
+
+def _extra_weights(
+    specs: Sequence[SignalSpec], signals: Sequence[Signal]
+) -> tuple[tuple[str, float, float], ...]:
+    """(name, table weight, database weight) of each configured signal, checked: a name of
+    its own, a known level, no table weight for a database signal."""
+    taken = set(DATABASE_SIGNALS)
+    out = []
+    for spec, signal in zip(specs, signals, strict=True):
+        if signal.name in taken:
+            raise RetrieverError(f"signal name {signal.name!r} is taken: give it another")
+        if signal.level not in ("table", "database"):
+            raise RetrieverError(
+                f"signal {signal.name!r}: level must be 'table' or 'database', got {signal.level!r}"
+            )
+        if signal.level == "database" and spec.table:
+            raise RetrieverError(f"signal {signal.name!r} scores databases: it has no table weight")
+        taken.add(signal.name)
+        out.append((signal.name, spec.table, spec.database))
+    return tuple(out)
