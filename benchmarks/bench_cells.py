@@ -1,7 +1,7 @@
 """Exact search against cells at estate scale, on one open retriever.
 
 Past `retriever.question_index.CELLS_FROM` questions the retriever searches the synthetic
-questions by cells, and past `retriever.retriever.TABLE_CELLS_FROM` tables it scores the dense
+questions by cells, and past `RetrieverConfig.table_cells_from` tables it scores the dense
 table signal by cells too (`retriever.question_index.Cells`). This opens one retriever on a
 built store and evaluates Spider dev (or any questions file) under three configurations,
 interleaved in two rounds after a discarded warm-up pass (which fills the semantic linker's

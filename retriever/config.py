@@ -35,6 +35,20 @@ class RetrieverConfig:
     semantic: bool = True
     #: signals of one's own, beside the built-in ones (`retriever.signal`)
     signals: tuple[SignalSpec, ...] = ()
+    #: a table is "chosen" in its database (and completed along foreign keys) when its score is
+    #: at least `choose_ratio` of the best table's score there, `max_chosen` at most
+    choose_ratio: float = 0.4
+    max_chosen: int = 4
+    #: the confidence's bonus when a cell value or a table name of the database is matched
+    lexical_bonus: float = 0.1
+    #: estates with this many tables score the dense table signal by cells (`Cells.estimate`)
+    table_cells_from: int = 20_000
+    #: the table cells a question probes: at 10,000 databases (44,044 tables, 420 cells) 32 gave
+    #: Spider dev the same recall as 64 and 0.8 ms less p50; 26 lost 0.06 tab_R@5 (the decision
+    #: log of docs/BENCHMARKS.md)
+    table_probe: int = 32
+    #: with cells, the databases ranked first whose tables' dense scores are then made exact
+    refined_databases: int = 10
 
     def __post_init__(self) -> None:
         if self.question_hits < 1:

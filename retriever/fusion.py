@@ -83,10 +83,6 @@ class FusionWeights:
     table_database: float = 2.0
     #: softmax temperature over question-hit cosines (smaller: the nearest hit dominates)
     temperature: float = 0.05
-    #: a table is "chosen" in its database (and completed along foreign keys) when its score is
-    #: at least this share of the best table's score there
-    choose_ratio: float = 0.4
-    max_chosen: int = 4
     #: the configuration's own signals (`retriever.signal`): (name, table weight, database
     #: weight) each
     extra: tuple[tuple[str, float, float], ...] = ()

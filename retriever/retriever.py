@@ -56,15 +56,6 @@ from schemagraph.model import fold
 
 log = logging.getLogger(__name__)
 
-#: estates with this many tables score the dense table signal by cells (`Cells.estimate`)
-TABLE_CELLS_FROM = 20_000
-#: the table cells a question probes: at 10,000 databases (44,044 tables, 420 cells) 32 gave
-#: Spider dev the same recall as 64 and 0.8 ms less p50; 26 lost 0.06 tab_R@5
-#: (the decision log of docs/BENCHMARKS.md)
-TABLE_PROBE = 32
-#: with cells, the databases ranked first whose tables' dense scores are then made exact
-REFINED_DATABASES = 10
-
 
 @dataclass(frozen=True)
 class Prepared:
@@ -138,11 +129,11 @@ class Retriever:
         #: normalized synthetic questions never used as hits (the benchmark masks template
         #: records that happen to equal an evaluated question)
         self.masked: frozenset[str] = frozenset()
-        #: past `TABLE_CELLS_FROM` tables, the dense table signal is exact only in the cells
+        #: past `config.table_cells_from` tables, the dense table signal is exact only in the cells
         #: near the question (`retriever.question_index.Cells.estimate`)
         self.table_cells = (
-            Cells(self.vectors, probe=TABLE_PROBE)
-            if len(self.entries) >= TABLE_CELLS_FROM
+            Cells(self.vectors, probe=config.table_probe)
+            if len(self.entries) >= config.table_cells_from
             else None
         )
         self.bm25 = TableBM25(self.entries)
@@ -407,7 +398,9 @@ class Retriever:
         if self.table_cells is not None and signals.vector is not None:
             # The dense signal was estimated away from the question: exact for the candidates,
             # shifted by the same median (of the estimates: a few rows more barely move it).
-            candidates = best_first(db_score, max(top_databases, REFINED_DATABASES)).tolist()
+            candidates = best_first(
+                db_score, max(top_databases, self.config.refined_databases)
+            ).tolist()
             rows = np.concatenate([self._db_members[d] for d in candidates])
             dense[rows] = self.vectors[rows] @ signals.vector
             scaled["dense"] = shift_dense(dense, median)
@@ -471,7 +464,8 @@ class Retriever:
         nearest = max((h.score for h in hits if fold(h.db_id) == db_key), default=None)
         base = dense if nearest is None else 0.5 * (dense + nearest)
         lexical = signals.table["values"][members].max() + signals.table["names"][members].max()
-        return float(min(1.0, max(0.0, base + (0.1 if lexical > 0 else 0.0))))
+        bonus = self.config.lexical_bonus if lexical > 0 else 0.0
+        return float(min(1.0, max(0.0, base + bonus)))
 
     # -- pieces ------------------------------------------------------------------------------
 
@@ -489,8 +483,8 @@ class Retriever:
         best = table_score[ranked[0]]
         chosen = [
             i
-            for i in ranked[: min(self.config.weights.max_chosen, top)]
-            if best > 0 and table_score[i] >= self.config.weights.choose_ratio * best
+            for i in ranked[: min(self.config.max_chosen, top)]
+            if best > 0 and table_score[i] >= self.config.choose_ratio * best
         ] or ranked[:1]
         by_name = {self._keys[i][1]: i for i in ranked}
         paths = join_paths(self._fk[db], [self._keys[i][1] for i in chosen])

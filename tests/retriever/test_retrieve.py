@@ -207,7 +207,6 @@ def test_cells_probing_every_cell_rank_as_the_exact_search(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     from retriever import question_index
-    from retriever import retriever as retriever_module
 
     store = write_store(tmp_path / "store", sample_catalog, embedder, RECORDS)
     questions = ["How many pets are older than 5?", "Which shop hired the most employees?"]
@@ -215,8 +214,7 @@ def test_cells_probing_every_cell_rank_as_the_exact_search(
         assert exact.table_cells is None and exact.kb is not None
         expected = [exact.retrieve(q) for q in questions]
     monkeypatch.setattr(question_index, "CELLS_FROM", 1)
-    monkeypatch.setattr(retriever_module, "TABLE_CELLS_FROM", 1)
-    with Retriever.open(store, embedder) as probed:
+    with Retriever.open(store, embedder, config=RetrieverConfig(table_cells_from=1)) as probed:
         assert probed.table_cells is not None and probed.kb is not None
         question_cells = probed.kb._memory.cells  # type: ignore[union-attr]
         assert question_cells is not None
