@@ -41,7 +41,7 @@ from schemarag.cli.retrieve import make_query_embedder
 from schemarag.settings import Settings
 
 REPO = Path(__file__).resolve().parent.parent
-BLENDS = ("0", "0.5", "1", "2", "only")
+BLENDS = ("0", "0.5", "1", "2", "only", "residual")
 log = logging.getLogger("rerank_recall")
 
 
@@ -57,6 +57,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--tables-shown", type=int, default=4)
     parser.add_argument("--limit", type=int, default=None)
     parser.add_argument("--json", type=Path, default=None)
+    parser.add_argument(
+        "--residual",
+        type=float,
+        default=2.0,
+        help="the 'residual' order: the reranker's score plus this times the standardized fast "
+        "score (as `train_reranker.py --residual` trains it)",
+    )
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
     if (args.tables is None) == (args.dataset is None) or (args.tables is None) != (
@@ -90,8 +97,14 @@ def main(argv: list[str] | None = None) -> int:
             spent = (time.perf_counter() - started) * 1000
             seconds.append(spent)
             for blend in BLENDS:
-                weight = math.inf if blend == "only" else float(blend)
-                picked = blend_order([d.score for d in head], scores.tolist(), weight)
+                if blend == "residual":
+                    fast_scores = np.asarray([d.score for d in head], dtype=np.float64)
+                    fast_z = (fast_scores - fast_scores.mean()) / (fast_scores.std() + 1e-6)
+                    total = scores + args.residual * fast_z
+                    picked = [int(i) for i in np.argsort(-total, kind="stable")]
+                else:
+                    weight = math.inf if blend == "only" else float(blend)
+                    picked = blend_order([d.score for d in head], scores.tolist(), weight)
                 order = [head[i].db_id for i in picked]
                 ranked = tuple(order + dbs[len(head) :])
                 rankings[blend].append(
