@@ -22,7 +22,8 @@ from typing import TYPE_CHECKING
 import lazy_loader
 
 if TYPE_CHECKING:
-    from indexer.building.config import BuildConfig, BuildServices, CollectionLayout
+    from indexer.building.config import BuildConfig, BuildServices
+    from indexer.building.layout import CollectionLayout
     from indexer.building.location import StoreLocation
     from indexer.building.report import BuildReport
     from indexer.building.run import build_index
@@ -56,7 +57,8 @@ if TYPE_CHECKING:
 __getattr__, __dir__, _ = lazy_loader.attach(
     __name__,
     submod_attrs={
-        "building.config": ["BuildConfig", "BuildServices", "CollectionLayout"],
+        "building.config": ["BuildConfig", "BuildServices"],
+        "building.layout": ["CollectionLayout"],
         "building.run": ["build_index"],
         "building.synthesize": ["auto_processes"],
         "synthesis.chains": ["make_chain_runner", "make_feedback", "make_synthesizer"],

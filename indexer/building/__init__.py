@@ -7,7 +7,8 @@
 - `report`           what a build did (`BuildReport`);
 - `manifest`         what a build holds (`Manifest`), read by the next build and by readers;
 - `publish`          start or resume a build, publish it (CURRENT, PENDING, pruning), discard it;
-- `config`           `BuildConfig`, `CollectionLayout`, `BuildServices`;
+- `config`           `BuildConfig`, `BuildServices`;
+- `layout`           `CollectionLayout`: how a Qdrant server holds the collections;
 - `journal`          per-batch journal of synthesized records, so a killed build resumes;
 - `table_documents`  one document per table (what the table signal searches);
 - `snapshot`         a build's collections as flat files for readers;

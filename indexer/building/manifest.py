@@ -16,7 +16,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from indexer.building.config import CollectionLayout
+from indexer.building.layout import CollectionLayout
 from indexer.building.location import StoreLocation
 
 FILE = "manifest.json"

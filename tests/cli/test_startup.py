@@ -128,3 +128,10 @@ def test_no_command_but_bench_imports_an_evaluation_module(sample_dir):
         ["catalog", "show", f"spider:{sample_dir}", "--db", "concert_singer"],
     ):
         assert loaded_by(run_cli(argv), watched) == [], argv
+
+
+def test_the_retriever_and_the_servers_do_not_import_the_build() -> None:
+    # the manifest's readers need its layout, not the build's config (which loads synthesis and
+    # networkx: 300 modules, a few tenths of a second before every server's first answer)
+    code = "import retriever.retriever, schemarag.api.served, schemarag.mcp.estate"
+    assert loaded_by(code, ("networkx", "indexer.synthesis.pairs", "indexer.building.config")) == []
