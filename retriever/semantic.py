@@ -180,10 +180,12 @@ class SemanticLinker:
         known = np.asarray(embedder.embed_documents(self.names + extra), dtype=np.float32)
         if "" in position:
             known[position[""]] = 0.0
-        # the vocabulary one column per name: a (units x names) product reads this layout twice
-        # as fast as the transpose of rows, with the same result to the bit
-        self._columns = np.ascontiguousarray(known[: len(self.names)].T)
-        self._extra_vectors = known[len(self.names) :].copy()
+        #: the vocabulary's vectors and then the single words', one row each
+        self._known_vectors = known
+        #: the vocabulary one column per name, made in a thread of its own (`_make_columns`):
+        #: a (units x names) product reads it twice as fast as the rows, with the same result
+        #: to the bit; the rows serve the queries until then
+        self._columns: npt.NDArray[np.float32] | None = None
         # table t's names are `flat[starts[t]:starts[t + 1]]` (positions in `self.names`); the
         # inverse: the tables that have name k, ascending, are
         # `_name_tables[_name_starts[k]:_name_starts[k + 1]]`
@@ -200,16 +202,15 @@ class SemanticLinker:
         #: the vocabulary in bfloat16 once `_passing` has found it faster (`_decided`)
         self._bf16: _BFloat16Columns | None = None
         self._decided = False
+        threading.Thread(target=self._make_columns, name="schemarag-columns", daemon=True).start()
+
+    def _make_columns(self) -> None:
+        self._columns = np.ascontiguousarray(self.vectors.T)
 
     @property
     def vectors(self) -> npt.NDArray[np.float32]:
         """The schema vocabulary's vectors, one row per name in `self.names`."""
-        return self._columns.T
-
-    def _known_vector(self, i: int) -> npt.NDArray[np.float32]:
-        """The vector of `self._known`'s i-th text: a name's, or a single word's."""
-        n = len(self.names)
-        return self._columns[:, i] if i < n else self._extra_vectors[i - n]
+        return self._known_vectors[: len(self.names)]
 
     def start(
         self, question: str, executor: Executor | None = None, *, defer: bool = False
@@ -228,7 +229,7 @@ class SemanticLinker:
             if known is None:
                 missing.append(row)
             else:
-                vectors[row] = self._known_vector(known)
+                vectors[row] = self._known_vectors[known]
         texts = [found[new[row]] for row in missing]
         if executor is not None and new and not defer:
             # the embedding and the (units x names) product both run beside the caller's work
@@ -303,28 +304,41 @@ class SemanticLinker:
         """Per row of `vectors`: the names whose cosine with it is over the threshold, and
         those cosines. On a large vocabulary, once torch is loaded (the query embedder loads
         it) and where its bfloat16 product is the faster (a processor with bfloat16 units,
-        measured once), the product runs in bfloat16 and only the names within `BF16_MARGIN`
-        of the threshold are scored again in float32: the same names, the cosines to float
-        rounding."""
+        measured once in a thread of its own, float32 meanwhile), the product runs in
+        bfloat16 and only the names within `BF16_MARGIN` of the threshold are scored again in
+        float32: the same names, the cosines to float rounding."""
+        columns = self._columns
+        if columns is None:
+            sims = (vectors @ self.vectors.T).astype(np.float64)  # units x names
+            return [(names, sims[row, names]) for row, names in _over(sims, self.threshold)]
         if not self._decided and len(self.names) >= BF16_FROM and "torch" in sys.modules:
             with self._lock:
-                if not self._decided:
-                    self._bf16 = _BFloat16Columns.if_faster(self._columns)
+                if not self._decided:  # measured beside the queries, which wait for nothing
                     self._decided = True
-        if self._bf16 is None:
-            sims = (vectors @ self._columns).astype(np.float64)  # units x names
+                    threading.Thread(
+                        target=self._measure_bf16,
+                        args=(columns,),
+                        name="schemarag-bf16",
+                        daemon=True,
+                    ).start()
+        bf16 = self._bf16
+        if bf16 is None:
+            sims = (vectors @ columns).astype(np.float64)  # units x names
             return [(names, sims[row, names]) for row, names in _over(sims, self.threshold)]
-        approx = self._bf16.product(vectors)
+        approx = bf16.product(vectors)
         # a bfloat16 input is within 2^-8 of its value: a cosine within 2^-7 |u| |v|
-        margin = BF16_MARGIN * np.linalg.norm(vectors, axis=1) * self._bf16.largest_norm
+        margin = BF16_MARGIN * np.linalg.norm(vectors, axis=1) * bf16.largest_norm
         near = approx > (self.threshold - margin)[:, None]
-        columns = np.flatnonzero(near.any(axis=0))  # one gather and one product for all units
-        exact = (vectors @ self._columns[:, columns]).astype(np.float64)
+        some = np.flatnonzero(near.any(axis=0))  # one gather and one product for all units
+        exact = (vectors @ columns[:, some]).astype(np.float64)
         out = []
         for row in range(len(vectors)):
-            keep = near[row, columns] & (exact[row] > self.threshold)
-            out.append((columns[keep], exact[row, keep]))
+            keep = near[row, some] & (exact[row] > self.threshold)
+            out.append((some[keep], exact[row, keep]))
         return out
+
+    def _measure_bf16(self, columns: npt.NDArray[np.float32]) -> None:
+        self._bf16 = _BFloat16Columns.if_faster(columns)
 
 
 class _BFloat16Columns:

@@ -231,6 +231,8 @@ def test_scores_equal_the_dense_definition(
     embedder = DyadicEmbedder()
     linker = SemanticLinker(entries, db_of, n_dbs, embedder, threshold=threshold, memo=memo)
     if bf16:  # the product of a large vocabulary on a processor with bfloat16 units
+        linker._make_columns()
+        assert linker._columns is not None
         linker._bf16, linker._decided = _BFloat16Columns(linker._columns), True
     for question in questions + questions:  # the second time, from the memo when it had room
         links = linker.link(question)
@@ -279,6 +281,8 @@ def test_the_bfloat16_product_finds_the_names_float32_finds() -> None:
         cosine = 0.5 + rng.uniform(-0.005, 0.005)
         units.append(cosine * vocabulary[target] + np.sqrt(1 - cosine**2) * other)
     vectors = np.asarray(units, dtype=np.float32)
+    linker._make_columns()
+    assert linker._columns is not None
     linker._decided = True
     exact = linker._passing(vectors)
     linker._bf16 = _BFloat16Columns(linker._columns)
