@@ -60,6 +60,8 @@ DEFAULT_MEMO = 50_000
 BF16_FROM = 20_000
 #: a bfloat16 product's largest error over |u| |v| (2 x 2^-8), with room
 BF16_MARGIN = 0.02
+#: products in float32 before bfloat16 is measured (the first answers do not share the CPU)
+BF16_AFTER = 20
 
 
 def threshold_for(embedder_name: str) -> float:
@@ -202,6 +204,7 @@ class SemanticLinker:
         #: the vocabulary in bfloat16 once `_passing` has found it faster (`_decided`)
         self._bf16: _BFloat16Columns | None = None
         self._decided = False
+        self._products = 0
         threading.Thread(target=self._make_columns, name="schemarag-columns", daemon=True).start()
 
     def _make_columns(self) -> None:
@@ -304,14 +307,20 @@ class SemanticLinker:
         """Per row of `vectors`: the names whose cosine with it is over the threshold, and
         those cosines. On a large vocabulary, once torch is loaded (the query embedder loads
         it) and where its bfloat16 product is the faster (a processor with bfloat16 units,
-        measured once in a thread of its own, float32 meanwhile), the product runs in
+        measured once, after `BF16_AFTER` products, in a thread of its own), the product runs in
         bfloat16 and only the names within `BF16_MARGIN` of the threshold are scored again in
         float32: the same names, the cosines to float rounding."""
         columns = self._columns
         if columns is None:
             sims = (vectors @ self.vectors.T).astype(np.float64)  # units x names
             return [(names, sims[row, names]) for row, names in _over(sims, self.threshold)]
-        if not self._decided and len(self.names) >= BF16_FROM and "torch" in sys.modules:
+        self._products += 1
+        if (
+            not self._decided
+            and len(self.names) >= BF16_FROM
+            and self._products > BF16_AFTER
+            and "torch" in sys.modules
+        ):
             with self._lock:
                 if not self._decided:  # measured beside the queries, which wait for nothing
                     self._decided = True
