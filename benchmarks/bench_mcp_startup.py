@@ -1,5 +1,7 @@
 """Time from spawning `schemarag mcp` (stdio) to its first answers, A/B against another checkout.
 
+With `--serve`, each run also spawns `schemarag serve` and times /readyz and a first retrieve.
+
 What an agent's user waits for in every new session: the seconds from the spawn of the real
 command, spoken to by the MCP SDK's client, to the first `list_databases` answer (the catalog)
 and to the first `find_tables` answer (the index). Each run spawns a fresh process; with
@@ -79,6 +81,52 @@ def first_answers(repo: Path, store: str, sources: list[str]) -> dict[str, float
     return anyio.run(once)
 
 
+def serve_answers(repo: Path, store: str, sources: list[str]) -> dict[str, float]:
+    """Seconds from the spawn of `schemarag serve` to /readyz answering 200 and to the first
+    /v1/retrieve answer."""
+    import socket
+
+    import httpx
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    args = [sys.executable, "-m", "schemarag", "serve", "--store", store, "--port", str(port)]
+    for source in sources:
+        args += ["--source", source]
+    base = f"http://127.0.0.1:{port}"
+    started = time.perf_counter()
+    server = subprocess.Popen(
+        args,
+        env={**os.environ, "PYTHONPATH": str(repo)},
+        cwd=str(repo),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        ready_s = None
+        while time.perf_counter() - started < LOADING_S:
+            if server.poll() is not None:
+                raise RuntimeError(f"schemarag serve exited with {server.returncode}")
+            try:
+                if httpx.get(f"{base}/readyz", timeout=1.0).status_code == 200:
+                    ready_s = time.perf_counter() - started
+                    break
+            except httpx.TransportError:
+                pass
+            time.sleep(0.02)
+        if ready_s is None:
+            raise RuntimeError("schemarag serve was not ready in time")
+        answer = httpx.post(
+            f"{base}/v1/retrieve", json={"question": "how many singers are there"}, timeout=60
+        )
+        answer.raise_for_status()
+        return {"serve_ready": ready_s, "serve_retrieve": time.perf_counter() - started}
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--store", required=True)
@@ -87,6 +135,9 @@ def main() -> int:
     parser.add_argument("--baseline", type=Path, help="a checkout of the commit to compare")
     parser.add_argument("--label", default="", help="the estate, e.g. 166 or 1000")
     parser.add_argument("--json", type=Path)
+    parser.add_argument(
+        "--serve", action="store_true", help="also time `schemarag serve` to /readyz and a retrieve"
+    )
     args = parser.parse_args()
 
     repos = {"this": REPO}
@@ -96,6 +147,8 @@ def main() -> int:
     for run in range(args.runs):
         for name, repo in repos.items():
             seconds = first_answers(repo, args.store, args.source)
+            if args.serve:
+                seconds.update(serve_answers(repo, args.store, args.source))
             runs[name].append(seconds)
             print(
                 f"run {run + 1} {name}: {json.dumps({k: round(v, 2) for k, v in seconds.items()})}"
@@ -125,6 +178,9 @@ def main() -> int:
             },
             "find_tables_s": [round(v["find_tables"], 2) for v in values],
         }
+        if args.serve:
+            for key in ("serve_ready", "serve_retrieve"):
+                entry[name][f"{key}_median_s"] = round(statistics.median(v[key] for v in values), 2)
     print(json.dumps(entry, indent=1))
     if args.json:
         report: dict[str, Any] = {}

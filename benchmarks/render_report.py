@@ -397,9 +397,23 @@ def render_mcp_startup(results: Results) -> str:
                             number(side["list_databases_median_s"], 2),
                             number(side["find_tables_median_s"], 2),
                             " ".join(number(v, 1) for v in side["find_tables_s"]),
+                            number(side["serve_ready_median_s"], 2)
+                            if "serve_ready_median_s" in side
+                            else "",
+                            number(side["serve_retrieve_median_s"], 2)
+                            if "serve_retrieve_median_s" in side
+                            else "",
                         ]
                     )
-        header = ["databases", "commit", "list_databases s", "find_tables s", "find_tables runs"]
+        header = [
+            "databases",
+            "commit",
+            "list_databases s",
+            "find_tables s",
+            "find_tables runs",
+            "serve /readyz s",
+            "serve first retrieve s",
+        ]
         parts += [
             table(header, rows),
             "",
