@@ -34,7 +34,7 @@ import numpy as np
 from evaluation.datasets import DATASETS, load_dataset, load_files
 from evaluation.metrics import Ranking, recall, table_keys
 from retriever import Retriever
-from retriever.rerank import CrossEncoder, blend_order, database_texts
+from retriever.rerank import CrossEncoder, blend_order, database_texts, standardized
 from schemagraph.containment import find_relations
 from schemarag.cli.result_file import commit, machine
 from schemarag.cli.retrieve import make_query_embedder
@@ -98,9 +98,7 @@ def main(argv: list[str] | None = None) -> int:
             seconds.append(spent)
             for blend in BLENDS:
                 if blend == "residual":
-                    fast_scores = np.asarray([d.score for d in head], dtype=np.float64)
-                    fast_z = (fast_scores - fast_scores.mean()) / (fast_scores.std() + 1e-6)
-                    total = scores + args.residual * fast_z
+                    total = scores + args.residual * standardized([d.score for d in head])
                     picked = [int(i) for i in np.argsort(-total, kind="stable")]
                 else:
                     weight = math.inf if blend == "only" else float(blend)

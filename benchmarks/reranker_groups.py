@@ -27,7 +27,10 @@ from typing import Any
 
 from train_reranker import DATA, held_out, measured_questions
 
-from retriever import Retriever
+from indexer.building.location import QUESTIONS, StoreLocation
+from indexer.building.snapshot import read_snapshot
+from indexer.examples.records import SYNTHETIC
+from retriever import Retriever, StoreNotReadyError, served_build
 from retriever.rerank import database_texts
 from retriever.text import normalize_question
 from schemagraph.model import fold
@@ -38,11 +41,13 @@ log = logging.getLogger("reranker_groups")
 
 
 def snapshot_questions(store: Path) -> list[dict[str, Any]]:
-    """The synthetic records of the store's served build."""
-    build = (store / "CURRENT").read_text(encoding="utf-8").strip()
-    path = store / "builds" / build / "snapshot" / "questions.jsonl"
-    rows = [json.loads(line) for line in path.open(encoding="utf-8")]
-    return [r for r in rows if r.get("origin", "synthetic") == "synthetic"]
+    """The synthetic records of the store's served build (a `StoreNotReadyError` without one)."""
+    location = StoreLocation.parse(str(store))
+    build_id, _ = served_build(location)
+    snapshot = read_snapshot(location.build_dir(build_id), QUESTIONS)
+    if snapshot is None:
+        raise SystemExit(f"reranker_groups: error: {store}: its build has no snapshot (rebuild it)")
+    return [r for r in snapshot[1] if r.get("origin", SYNTHETIC) == SYNTHETIC]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -55,10 +60,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--limit", type=int, default=None)
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
-    if not (args.store / "CURRENT").is_file():
-        print(f"reranker_groups: error: {args.store}: no built store", file=sys.stderr)
+    try:
+        rows = snapshot_questions(args.store)[: args.limit]
+    except StoreNotReadyError as exc:
+        print(f"reranker_groups: error: {exc}", file=sys.stderr)
         return 2
-    rows = snapshot_questions(args.store)[: args.limit]
     measured = set().union(*measured_questions(args.data).values())
     siblings: dict[tuple[str, tuple[str, ...]], set[str]] = {}
     for row in rows:

@@ -64,7 +64,7 @@ from evaluation.estates import EstateSpec, generate_estate
 from indexer.building.table_documents import table_document
 from indexer.synthesis.chains import make_chain_runner, make_feedback, make_synthesizer
 from retriever.lexical import TableBM25
-from retriever.rerank import CrossEncoder, blend_order, condensed_schema
+from retriever.rerank import CrossEncoder, blend_order, condensed_schema, standardized
 from retriever.tables import TableEntry
 from retriever.text import normalize_question
 from schemagraph import Catalog, TraversalConfig, build_graph, enumerate_traversals
@@ -402,11 +402,6 @@ def load_groups(paths: list[Path]) -> tuple[list[dict[str, Any]], list[dict[str,
             if row.get("gold", -1) >= 0:
                 (held if row["held_out"] else train).append(row)
     return train, held
-
-
-def standardized(values: list[float]) -> np.ndarray:
-    array = np.asarray(values, dtype=np.float64)
-    return (array - array.mean()) / (array.std() + 1e-6)
 
 
 def validate_groups(

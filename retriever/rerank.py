@@ -50,6 +50,7 @@ __all__ = [
     "condensed_schema",
     "database_texts",
     "rerank_result",
+    "standardized",
 ]
 
 #: the weights file's format, in its metadata
@@ -154,15 +155,16 @@ def database_texts(
     return texts
 
 
+def standardized(values: Sequence[float]) -> npt.NDArray[np.float64]:
+    """`values` less their mean, over their standard deviation (over the candidates)."""
+    array = np.asarray(values, dtype=np.float64)
+    return (array - array.mean()) / (array.std() + 1e-6)
+
+
 def blend_order(fast: Sequence[float], reranked: Sequence[float], weight: float) -> list[int]:
     """The order of the blend: the retriever's scores and the reranker's, each standardized
     over the candidates, the reranker's times `weight` (``math.inf``: its order alone; ties
     keep the retriever's order)."""
-
-    def standardized(values: Sequence[float]) -> npt.NDArray[np.float64]:
-        array = np.asarray(values, dtype=np.float64)
-        return (array - array.mean()) / (array.std() + 1e-6)
-
     if math.isinf(weight):
         total = standardized(reranked)
     else:

@@ -311,28 +311,14 @@ class SemanticLinker:
         bfloat16 and only the names within `BF16_MARGIN` of the threshold are scored again in
         float32: the same names, the cosines to float rounding."""
         columns = self._columns
-        if columns is None:
-            sims = (vectors @ self.vectors.T).astype(np.float64)  # units x names
-            return [(names, sims[row, names]) for row, names in _over(sims, self.threshold)]
-        self._products += 1
-        if (
-            not self._decided
-            and len(self.names) >= BF16_FROM
-            and self._products > BF16_AFTER
-            and "torch" in sys.modules
-        ):
-            with self._lock:
-                if not self._decided:  # measured beside the queries, which wait for nothing
-                    self._decided = True
-                    threading.Thread(
-                        target=self._measure_bf16,
-                        args=(columns,),
-                        name="schemarag-bf16",
-                        daemon=True,
-                    ).start()
+        if columns is not None:
+            self._products += 1
+            if not self._decided and self._products > BF16_AFTER:
+                self._measure_bf16_once(columns)
         bf16 = self._bf16
-        if bf16 is None:
-            sims = (vectors @ columns).astype(np.float64)  # units x names
+        if bf16 is None or columns is None:
+            product = vectors @ (self.vectors.T if columns is None else columns)  # units x names
+            sims = product.astype(np.float64)
             return [(names, sims[row, names]) for row, names in _over(sims, self.threshold)]
         approx = bf16.product(vectors)
         # a bfloat16 input is within 2^-8 of its value: a cosine within 2^-7 |u| |v|
@@ -346,8 +332,20 @@ class SemanticLinker:
             out.append((some[keep], exact[row, keep]))
         return out
 
-    def _measure_bf16(self, columns: npt.NDArray[np.float32]) -> None:
-        self._bf16 = _BFloat16Columns.if_faster(columns)
+    def _measure_bf16_once(self, columns: npt.NDArray[np.float32]) -> None:
+        """On a large vocabulary, once torch is loaded, whether bfloat16 is the faster, in a
+        thread of its own (the queries wait for nothing)."""
+        if len(self.names) < BF16_FROM or "torch" not in sys.modules:
+            return
+        with self._lock:
+            if self._decided:
+                return
+            self._decided = True
+
+        def measure() -> None:
+            self._bf16 = _BFloat16Columns.if_faster(columns)
+
+        threading.Thread(target=measure, name="schemarag-bf16", daemon=True).start()
 
 
 class _BFloat16Columns:
