@@ -34,7 +34,6 @@ from evaluation.recall import run_recall
 from indexer.building.location import StoreLocation
 from indexer.building.manifest import read_manifest
 from retriever import Retriever
-from schemarag.api.store import embedder_spec_of
 from schemarag.cli.retrieve import cached, make_query_embedder
 from schemarag.settings import Settings
 
@@ -68,7 +67,7 @@ def main(argv: list[str] | None = None) -> int:
     if build is None:
         raise SystemExit(f"bench_cells: no built knowledge base in {args.store}")
     # the store's embedder, on one thread, as `schemarag bench recall`
-    served = make_query_embedder(settings, embedder_spec_of(read_manifest(location, build)))
+    served = make_query_embedder(settings, read_manifest(location, build).embedder_spec())
     fp32 = served.with_precision("fp32")  # type: ignore[attr-defined]
     fp32.embed_query("warm up")
     started = time.perf_counter()

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from indexer import StoreLocation
 from indexer.building.manifest import read_manifest
-from providers import MiniLMEmbedder, spec_of_embedder
+from providers import MiniLMEmbedder
 from retriever import Retriever
 from schemarag.cli.retrieve import single_threaded
 from schemarag.settings import Settings
@@ -36,7 +36,7 @@ def main() -> int:
     if build is None:
         print(f"compare_engines: {args.store}: no built index", file=sys.stderr)
         return 2
-    spec = spec_of_embedder(read_manifest(location, build).embedder or "minilm")
+    spec = read_manifest(location, build).embedder_spec()
     single_threaded(torch=True)
     rankings = {}
     for engine in ("torch", "numpy"):

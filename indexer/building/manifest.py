@@ -74,6 +74,13 @@ class Manifest:
             absent=frozenset(known - data.keys()),
         )
 
+    def embedder_spec(self) -> str:
+        """The spec that rebuilds the embedder the build used (`minilm:all-MiniLM-L6-v2` →
+        `minilm`; MiniLM for a manifest that names none)."""
+        from providers import spec_of_embedder
+
+        return spec_of_embedder(self.embedder or "minilm")
+
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {}
         for f in _FIELDS:

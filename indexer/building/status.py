@@ -38,27 +38,11 @@ def index_status(location: StoreLocation) -> dict[str, Any]:
     return status
 
 
-SUMMARY_KEYS = (
-    "created_at",
-    "databases",
-    "tables",
-    "traversals",
-    "questions",
-    "user_examples",
-    "embedder",
-    "dim",
-    "synthesizer",
-    "twins",
-    "containment",
-    "families",
-)
-
-
 def manifest_summary(manifest: Manifest | None) -> dict[str, Any]:
     """What a build holds, from its manifest: counts, models and creation time (None for
     each without one: a retriever made without a store)."""
     if manifest is None:
-        return dict.fromkeys(SUMMARY_KEYS)
+        return dict.fromkeys(manifest_summary(Manifest.from_json({})))
     report = manifest.report
     return {
         "created_at": manifest.created_at,

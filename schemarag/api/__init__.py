@@ -51,7 +51,7 @@ if TYPE_CHECKING:
     from schemarag.api.generation import Generation
     from schemarag.api.options import ApiOptions
     from schemarag.api.served import IndexSource, ServedIndex
-    from schemarag.api.store import StoreSource, embedder_spec_of, prepare_query_embedder
+    from schemarag.api.store import StoreSource, prepare_query_embedder
 
 #: each public name and its module, imported on first use: `schemarag mcp` reads the store
 #: through `served` and `store` without paying a second for FastAPI and the app
@@ -62,7 +62,6 @@ _HOMES = {
     "ServedIndex": "served",
     "StoreSource": "store",
     "create_app": "app",
-    "embedder_spec_of": "store",
     "prepare_query_embedder": "store",
 }
 
@@ -73,7 +72,6 @@ __all__ = [
     "ServedIndex",
     "StoreSource",
     "create_app",
-    "embedder_spec_of",
     "prepare_query_embedder",
 ]
 

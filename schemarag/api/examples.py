@@ -15,7 +15,6 @@ from indexer import ExamplesReport, Rejected, StoreError, StoreLocation, UserExa
 from indexer.building.manifest import read_manifest
 from providers import Embedder
 from schemagraph import Catalog
-from schemarag.api.store import embedder_spec_of
 
 __all__ = ["ExampleIntake", "ExamplesUnavailableError"]
 
@@ -50,7 +49,7 @@ class ExampleIntake:
         current = self.location.current()
         if current is None:
             raise StoreError(f"{self.location.where}: no build yet")
-        spec = embedder_spec_of(read_manifest(self.location, current))
+        spec = read_manifest(self.location, current).embedder_spec()
         examples = [
             UserExample(q, s, d, source=source, line=i) for i, (q, s, d) in enumerate(pairs)
         ]

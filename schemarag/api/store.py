@@ -21,8 +21,7 @@ from typing import Any
 
 from indexer import StoreLocation
 from indexer.building.location import QUESTIONS
-from indexer.building.manifest import Manifest
-from providers import CachedEmbedder, Embedder, ProviderCache, spec_of_embedder
+from providers import CachedEmbedder, Embedder, ProviderCache
 from providers.embedding import Vectors
 from retriever import (
     DEFAULT_CONFIG,
@@ -34,13 +33,7 @@ from retriever import (
 
 log = logging.getLogger(__name__)
 
-__all__ = ["StoreSource", "VocabularyEmbedder", "embedder_spec_of", "prepare_query_embedder"]
-
-
-def embedder_spec_of(manifest: Manifest) -> str:
-    """The spec that rebuilds the embedder a manifest names (`minilm:all-MiniLM-L6-v2` →
-    `minilm`; `hashing:256` and `cohere:MODEL` are specs already)."""
-    return spec_of_embedder(manifest.embedder or "minilm")
+__all__ = ["StoreSource", "VocabularyEmbedder", "prepare_query_embedder"]
 
 
 def prepare_query_embedder(embedder: Embedder, *, warming: bool = False) -> Embedder:
@@ -234,7 +227,7 @@ class StoreSource:
 
     def open(self) -> Retriever:
         served = served_build(self.location)
-        spec = self.embedder_spec or embedder_spec_of(served[1])
+        spec = self.embedder_spec or served[1].embedder_spec()
         embedder = self.embedder(spec)
         vocabulary = VocabularyEmbedder(
             embedder, CachedEmbedder(embedder, self.cache) if self.cache is not None else None

@@ -98,9 +98,8 @@ def cmd_add_examples(args: argparse.Namespace) -> int:
             f"--store {where}` first"
         )
     from indexer.building.manifest import read_manifest
-    from schemarag.api.store import embedder_spec_of  # here: the API's imports are heavy
 
-    spec = args.embedder or embedder_spec_of(read_manifest(location, current))
+    spec = args.embedder or read_manifest(location, current).embedder_spec()
     cache = None if args.no_cache else ProviderCache(settings.cache_path)
     try:
         embedder: Embedder = settings.embedder(spec)

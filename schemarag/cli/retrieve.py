@@ -10,7 +10,6 @@ from providers import (
     CachedEmbedder,
     Embedder,
     ProviderCache,
-    spec_of_embedder,
 )
 from retriever import (
     ABSTAIN_THRESHOLD,
@@ -121,7 +120,7 @@ def open_retriever(
         store, collection=args.collection, api_key=settings.qdrant_api_key
     )
     served = served_build(location)
-    spec = args.embedder or spec_of_embedder(served[1].embedder or "minilm")
+    spec = args.embedder or served[1].embedder_spec()
     embedder = make_query_embedder(settings, spec, one_shot=True)
     return Retriever.open(
         location,

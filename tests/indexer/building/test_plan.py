@@ -203,3 +203,11 @@ def test_a_manifest_reads_back_as_written_keys_absent_from_older_builds_included
     read = Manifest.from_json(older)
     assert read.to_json() == older and list(read.to_json()) == list(older)
     assert key in read.but(**{key: getattr(SERVED, key)}).to_json()
+
+
+def test_a_manifest_names_the_spec_of_its_embedder() -> None:
+    assert Manifest.from_json(
+        {"embedder": "minilm:all-MiniLM-L6-v2+schema-v2"}
+    ).embedder_spec() == ("minilm+schema")
+    assert Manifest.from_json({"embedder": "hashing:256"}).embedder_spec() == "hashing:256"
+    assert Manifest.from_json({}).embedder_spec() == "minilm"
