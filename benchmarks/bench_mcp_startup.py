@@ -3,8 +3,9 @@
 With `--serve`, each run also spawns `schemarag serve` and times /readyz and a first retrieve.
 
 What an agent's user waits for in every new session: the seconds from the spawn of the real
-command, spoken to by the MCP SDK's client, to the first `list_databases` answer (the catalog)
-and to the first `find_tables` answer (the index). Each run spawns a fresh process; with
+command, spoken to by the MCP SDK's client, to the first `list_databases` answer, to the first
+`find_tables` answer (the index), then to a `describe_tables` of its first database (the
+catalog). Each run spawns a fresh process; with
 `--baseline DIR` (a checkout of another commit, e.g. `git worktree add /tmp/before REV`) the
 two are interleaved run by run, so a noisy shared machine weighs on both alike; medians are
 reported.
@@ -76,7 +77,17 @@ def first_answers(repo: Path, store: str, sources: list[str]) -> dict[str, float
                 )
                 found_s = time.perf_counter() - started
                 assert not listed.is_error and not found.is_error, (listed, found)
-                return {"list_databases": listed_s, "find_tables": found_s}
+                answer = json.loads("".join(getattr(b, "text", "") for b in found.content))
+                first = (answer.get("databases") or answer.get("candidates"))[0]["db_id"]
+                described = await client.call_tool(
+                    "describe_tables", {"database": first, "max_tokens": 500}
+                )
+                assert not described.is_error, described
+                return {
+                    "list_databases": listed_s,
+                    "find_tables": found_s,
+                    "describe_tables": time.perf_counter() - started,
+                }
 
     return anyio.run(once)
 
@@ -174,7 +185,7 @@ def main() -> int:
             "commit": commits[name],
             **{
                 f"{tool}_median_s": round(statistics.median(v[tool] for v in values), 2)
-                for tool in ("list_databases", "find_tables")
+                for tool in ("list_databases", "find_tables", "describe_tables")
             },
             "find_tables_s": [round(v["find_tables"], 2) for v in values],
         }

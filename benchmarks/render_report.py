@@ -397,6 +397,9 @@ def render_mcp_startup(results: Results) -> str:
                             number(side["list_databases_median_s"], 2),
                             number(side["find_tables_median_s"], 2),
                             " ".join(number(v, 1) for v in side["find_tables_s"]),
+                            number(side["describe_tables_median_s"], 2)
+                            if "describe_tables_median_s" in side
+                            else "",
                             number(side["serve_ready_median_s"], 2)
                             if "serve_ready_median_s" in side
                             else "",
@@ -411,6 +414,7 @@ def render_mcp_startup(results: Results) -> str:
             "list_databases s",
             "find_tables s",
             "find_tables runs",
+            "then describe_tables s",
             "serve /readyz s",
             "serve first retrieve s",
         ]

@@ -5,9 +5,14 @@ from __future__ import annotations
 import contextlib
 import importlib
 import importlib.util
+import threading
 from collections.abc import Iterator
 
 from threadpoolctl import threadpool_limits
+
+#: held by a server's loads in the background (torch for the embedder, a catalog), so that they
+#: run one after the other: together they share the interpreter lock and both finish late
+BACKGROUND_LOAD = threading.Lock()
 
 
 @contextlib.contextmanager

@@ -45,6 +45,9 @@ class TableEntry:
     #: the name with its dataset, as words read it (`schemagraph.model.Table.qualified_name`;
     #: "" in a store written before table documents carried it)
     qualified: str = ""
+    #: the name as the engine qualifies it, dotted (`project.dataset.table`), or "" when
+    #: `table` is what the engine calls it or the store predates it
+    engine_name: str = ""
 
     @property
     def word_name(self) -> str:
@@ -88,6 +91,7 @@ class TableEntry:
                 str(col): str(text) for col, text in (payload.get("descriptions") or {}).items()
             },
             qualified=str(payload.get("qualified") or ""),
+            engine_name=str(payload.get("engine_name") or ""),
         )
 
 

@@ -52,9 +52,12 @@ def sql_dialect(db: Database) -> str:
     export, DDL), which nothing here runs; SQLite's for a database schemarag runs queries on (a
     SQLite file, or a live server, where SQLite's SQL is translated to the server's as it
     runs: `schemagraph.sql.live_engine`)."""
-    if db.path is not None or db.url is not None:
-        return SQLITE
-    return dialect_of(db)
+    return SQLITE if runnable(db) else dialect_of(db)
+
+
+def runnable(db: Database) -> bool:
+    """Whether queries can run on `db` here: it has a SQLite file or a server URL."""
+    return db.path is not None or db.url is not None
 
 
 def engine_label(dialect: str) -> str:

@@ -39,6 +39,11 @@ class Manifest:
     #: absolute and never a password (`schemagraph.sources.remembered`), and the schemas a URL
     #: source was restricted to; `serve`, `mcp` and `ask` load them when given no `--source`
     sources: list[dict[str, Any]] = field(default_factory=list)
+    #: database id -> the dialect its SQL is written in (`schemagraph.dialects.sql_dialect`);
+    #: empty in a build written before it was recorded
+    dialects: dict[str, str] = field(default_factory=dict)
+    #: the databases the build's catalog could run queries on (a SQLite file or a server)
+    runnable: list[str] = field(default_factory=list)
     twins: list[dict[str, Any]] = field(default_factory=list)
     containment: list[dict[str, Any]] = field(default_factory=list)
     families: list[dict[str, Any]] = field(default_factory=list)
@@ -63,7 +68,7 @@ class Manifest:
         values: dict[str, Any] = {k: data[k] for k in known if k in data}
         if "layout" in values:
             values["layout"] = CollectionLayout(**(values["layout"] or {}))
-        for name in ("collections", "databases", "examples", "report"):
+        for name in ("collections", "databases", "dialects", "examples", "report"):
             values[name] = dict(values.get(name) or {})
         defaults = {"build_id": "", "created_at": "", "base": None, "embedder": "", "dim": 0}
         for name, default in {**defaults, "synthesizer": ""}.items():

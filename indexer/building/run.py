@@ -37,6 +37,7 @@ from schemagraph import (
     enumerate_traversals,
 )
 from schemagraph.containment import find_relations
+from schemagraph.dialects import runnable, sql_dialect
 from schemagraph.families import collapse_families, find_families
 
 log = logging.getLogger("indexer.building")  # the name log configurations know
@@ -310,6 +311,8 @@ def _manifest(
             kind: location.collection_name(kind, build_id) for kind in (QUESTIONS, TABLES)
         },
         databases={db.id: database_fingerprint(db) for db in catalog},
+        dialects={db.id: sql_dialect(db) for db in catalog},
+        runnable=[db.id for db in catalog if runnable(db)],
         twins=[group.as_dict() for group in relations.twins],
         containment=[group.as_dict() for group in relations.containment],
         families=families,

@@ -27,8 +27,9 @@ from schemagraph.name_words import spaced_words
 from schemagraph.samples import DISTINCT_VALUES
 
 #: raised when what a table document says changes, so that the next build rewrites them all
-#: (2: column families of wide tables; 3: a warehouse table named with its dataset)
-DOCUMENT_VERSION = 3
+#: (2: column families of wide tables; 3: a warehouse table named with its dataset; 4: the
+#: engine's name of a warehouse table)
+DOCUMENT_VERSION = 4
 #: words of each description in the `lexical` text
 LEXICAL_WORDS = 60
 #: distinct text values kept per column, for the retriever's value index: all that the sample
@@ -66,6 +67,7 @@ def table_document(
         "db_id": db.id,
         "table": table.name,
         "qualified": table.qualified_name,
+        "engine_name": ".".join(table.engine_name),
         "text": text,
         "lexical": f"{head}. {notes}" if notes else head,
         "columns": [c.name for c in table.columns],

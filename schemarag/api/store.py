@@ -23,6 +23,7 @@ from indexer import StoreLocation
 from indexer.building.location import QUESTIONS
 from providers import CachedEmbedder, Embedder, ProviderCache
 from providers.embedding import Vectors
+from providers.threads import BACKGROUND_LOAD
 from retriever import (
     DEFAULT_CONFIG,
     KnowledgeBase,
@@ -99,10 +100,11 @@ class WarmingEmbedder:
     def _load(self) -> None:
         self._answered.wait(self.FIRST_ANSWER_S)
         try:
-            import torch
+            with BACKGROUND_LOAD:
+                import torch
 
-            torch.set_num_threads(1)
-            self.torch.embed_query("warm up")
+                torch.set_num_threads(1)
+                self.torch.embed_query("warm up")
         except Exception as exc:  # NumPy goes on answering
             log.warning("MiniLM stays on NumPy: torch failed to load: %s", exc)
             return

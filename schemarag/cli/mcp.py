@@ -4,9 +4,10 @@ Serves the store `serve` serves (new builds swap in without a restart) over stdi
 desktop clients start (Claude Desktop, Claude Code, Cursor), or streamable HTTP at
 http://HOST:PORT/mcp with `--transport http`: on 127.0.0.1 by default, any other address only
 with an API key (SCHEMARAG_API_KEY, the HTTP API's). `--source` gives the catalog the index was
-built from (default: the sources the store's build recorded): without any, only `find_tables`
-and `list_databases` are offered. `generate_sql` is
-offered when SCHEMARAG_LLM names a language model (and `--source` is given).
+built from (default: the sources the store's build recorded, loaded once the index answers:
+`find_tables` and `list_databases` name tables from the store until then): without any, only
+`find_tables`, `list_databases` and `check_sql` (which then says what it lacks) are offered.
+`generate_sql` is offered when SCHEMARAG_LLM names a language model (and `--source` is given).
 """
 
 from __future__ import annotations
@@ -76,31 +77,40 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     StoreLocation.parse(args.store or settings.store_path)  # a file is refused here
     if args.abstain_below is None:
         args.abstain_below = ABSTAIN_THRESHOLD
-    try:  # the SDK and the server extra are optional: import them only for this command
-        import mcp  # noqa: F401
+    import importlib.util
 
-        from schemarag.api import ApiOptions, ServedIndex
-        from schemarag.mcp.run import run_http, run_stdio
-        from schemarag.mcp.server import create_server
-    except ImportError as exc:
-        raise MissingDependencyError(exc.name or "mcp", "mcp", "schemarag mcp") from exc
+    if importlib.util.find_spec("mcp") is None:  # optional: the SDK is imported below
+        raise MissingDependencyError("mcp", "mcp", "schemarag mcp")
+    from indexer.building.manifest import read_manifest
+    from schemagraph import Catalog
     from schemagraph.sql import close_engines
+    from schemarag.api import ApiOptions, ServedIndex
     from schemarag.cli.common import load_given_sources, use_remembered_sources
     from schemarag.cli.serve import store_source
     from schemarag.cli.stopping import Terminated
-    from schemarag.mcp.estate import DescribeLimits, Estate, generation_pipeline
+    from schemarag.mcp.estate import DescribeLimits, Estate, PendingCatalog, generation_pipeline
 
     options = ApiOptions.from_env()
-    store = args.store or settings.store_path
-    use_remembered_sources(args, StoreLocation.parse(store, collection=args.collection))
-    # the catalog first: the index loading beside it on another thread held the interpreter
-    # lock and made the first list_databases at 1,000 databases 3 times slower
-    catalog = load_given_sources(args) if args.source else None
-    generate = None
-    if catalog is not None and settings.llm_spec:
-        generate = generation_pipeline(catalog, settings.llm())
+    location = StoreLocation.parse(args.store or settings.store_path, collection=args.collection)
+    given = bool(args.source)
+    use_remembered_sources(args, location)
+    build = location.current()
+    manifest = read_manifest(location, build) if build is not None else None
     source = store_source(args, settings)
     served = ServedIndex(source, interval_s=options.reload_interval_s)
+    catalog: Catalog | PendingCatalog | None = None
+    generate = None
+    if args.source and (given or settings.llm_spec or manifest is None or not manifest.dialects):
+        # a source typed on the command line is checked at once; generation reads the catalog;
+        # a build that predates its dialects names nothing without it. The catalog first then
+        # (loaded beside the index, the two held the interpreter lock in turns and the first
+        # list_databases at 1,000 databases took 3 times longer)
+        catalog = load_given_sources(args)
+        if settings.llm_spec:
+            generate = generation_pipeline(catalog, settings.llm())
+    elif args.source:  # remembered by the build, which loaded it: the index first, so that
+        # find_tables answers before the catalog has loaded
+        catalog = PendingCatalog(lambda: load_given_sources(args), after=lambda: estate.settled())
     served.start()
     estate = Estate(
         served,
@@ -108,7 +118,16 @@ def cmd_mcp(args: argparse.Namespace) -> int:
         generate=generate,
         describe=DescribeLimits(budget_tokens=args.budget),
         timeout_s=args.timeout,
+        manifest=manifest,
     )
+    if isinstance(catalog, PendingCatalog):
+        catalog.start()
+    try:  # the SDK (its import takes a while the index is loading for)
+        from schemarag.mcp.run import run_http, run_stdio
+        from schemarag.mcp.server import create_server
+    except ImportError as exc:
+        served.stop()
+        raise MissingDependencyError(exc.name or "mcp", "mcp", "schemarag mcp") from exc
     server = create_server(estate)
     where = "stdio" if args.transport == "stdio" else f"http://{args.host}:{args.port}/mcp"
     print(
@@ -120,7 +139,7 @@ def cmd_mcp(args: argparse.Namespace) -> int:
         )
         + (
             ""
-            if catalog is not None
+            if estate.has_catalog
             else "; no catalog (no --source, none remembered): describe_tables and run_sql are "
             "off, check_sql cannot answer"
         ),

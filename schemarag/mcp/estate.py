@@ -2,9 +2,12 @@
 
 The served index is `schemarag.api.served.ServedIndex`, as `serve` holds it: a new build of the
 store is swapped in without a restart, and every answer that reads the index names its build.
-The catalog (`--source`) is what `describe_tables` and `run_sql` read; without one those two
-tools are not offered. Every method returns JSON-ready values or text and raises `EstateError`
-with a sentence the model can act on; nothing here knows about the protocol.
+The catalog (`--source`) is what `describe_tables`, `check_sql` and `run_sql` read; without one
+`describe_tables` and `run_sql` are not offered. It may still be loading (`PendingCatalog`):
+`find_tables` and `list_databases` then name databases and tables from the served build (its
+manifest's dialects, its table documents' engine names), and the catalog's tools wait for it.
+Every method returns JSON-ready values or text and raises `EstateError` with a sentence the
+model can act on; nothing here knows about the protocol.
 
 What `find_tables` leaves out of `RetrievalResult.as_dict()` (an agent pays for every token):
 the question (the caller has it), the pool-wide table ranking (the per-database rankings hold
@@ -17,9 +20,10 @@ are rounded to 3 digits.
 from __future__ import annotations
 
 import fnmatch
+import logging
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -32,14 +36,16 @@ from generator.prompt import (
     schema_text,
 )
 from generator.text import approx_tokens
+from indexer.building.manifest import Manifest
 from indexer.synthesis.readability import readable
+from providers.threads import BACKGROUND_LOAD
 from retriever.completion import adjacency, join_paths
 from schemagraph import Catalog, Database, DatabaseSample
 from schemagraph.dialects import (
     dialect_of,
     engine_label,
-    family_sql,
     name_parts,
+    runnable,
     sql_dialect,
     table_sql,
 )
@@ -48,11 +54,55 @@ from schemagraph.model import Table, fold
 if TYPE_CHECKING:
     from schemarag.api.served import Loaded, ServedIndex
 
-__all__ = ["DescribeLimits", "Estate", "EstateError"]
+__all__ = ["DescribeLimits", "Estate", "EstateError", "PendingCatalog"]
+
+log = logging.getLogger(__name__)
 
 
 class EstateError(Exception):
     """A request the estate cannot answer, said in one sentence for the model to read."""
+
+
+class PendingCatalog:
+    """A catalog loaded by `load` in a background thread, started by `start` once `after`
+    returns (polled), so that the index a server answers from loads first. It holds
+    `BACKGROUND_LOAD` from the start, so that the embedder's torch loads after it."""
+
+    def __init__(
+        self, load: Callable[[], Catalog], *, after: Callable[[], bool] = lambda: True
+    ) -> None:
+        self._load = load
+        self._after = after
+        self._catalog: Catalog | None = None
+        self._error: Exception | None = None
+        self._done = threading.Event()
+
+    def start(self) -> None:
+        threading.Thread(target=self._run, name="schemarag-catalog", daemon=True).start()
+
+    def _run(self) -> None:
+        try:
+            with BACKGROUND_LOAD:  # before the embedder's torch, which waits for it
+                while not self._after():
+                    time.sleep(0.05)
+                self._catalog = self._load()
+        except Exception as exc:  # said by every call that needs the catalog
+            self._error = exc
+            log.error("the catalog could not be loaded: %s", exc)
+        finally:
+            self._done.set()
+
+    def now(self) -> Catalog | None:
+        """The catalog if it has loaded, else None (without waiting)."""
+        return self._catalog
+
+    def wait(self, timeout_s: float) -> Catalog:
+        """The catalog, waiting up to `timeout_s` while it loads; `EstateError` otherwise."""
+        if not self._done.wait(timeout_s):
+            raise EstateError("the catalog is still loading; try again shortly")
+        if self._catalog is None:
+            raise EstateError(f"the catalog could not be loaded: {self._error}")
+        return self._catalog
 
 
 #: the largest `describe_tables` budget a call may ask for
@@ -71,29 +121,37 @@ class DescribeLimits:
 #: most rows `run_sql` returns (the model reads every one of them)
 MAX_ROWS = 200
 DEFAULT_ROWS = 50
+#: seconds a pending catalog waits, once the index has loaded, for a first find_tables to answer
+#: (loading, it holds the interpreter lock the question's ranking needs)
+CATALOG_GRACE_S = 1.0
 #: `list_databases` page size
 PAGE = 50
 
 
 class Estate:
-    """The tools' answers over `served` (started and stopped by the caller) and `catalog`.
+    """The tools' answers over `served` (started and stopped by the caller) and `catalog`
+    (loaded, loading, or None).
 
     `generate`: the `ask` pipeline, `(question, database or None, loaded build) -> dict`, or
     None when no LLM is configured. `ready_timeout_s`: how long a call waits for the first
-    build to load before it answers that the index is not ready."""
+    build (or the catalog) to load before it answers that it is not ready. `manifest`: the
+    served build's, read at start, whose dialects the instructions name before anything has
+    loaded."""
 
     def __init__(
         self,
         served: ServedIndex,
-        catalog: Catalog | None,
+        catalog: Catalog | PendingCatalog | None,
         *,
         generate: Callable[[str, str | None, Loaded], dict[str, Any]] | None = None,
         describe: DescribeLimits | None = None,
         timeout_s: float = 5.0,
         ready_timeout_s: float = 30.0,
+        manifest: Manifest | None = None,
     ) -> None:
         self.served = served
-        self.catalog = catalog
+        self._catalog = catalog
+        self.manifest = manifest
         self.generate = generate
         self.describe = describe or DescribeLimits()
         self.timeout_s = timeout_s
@@ -103,6 +161,43 @@ class Estate:
         #: sampled rows per database id, read once (a live server is not queried per call)
         self._samples: dict[str, DatabaseSample | None] = {}
         self._tables: dict[str, list[str]] | None = None
+        #: engine names of the table documents, per build: (folded db, folded table) -> name
+        self._entry_names: dict[str, dict[str, dict[str, str]]] = {}
+        #: set once `find_tables` has answered (a pending catalog waits for it, a little)
+        self.answered = threading.Event()
+        self._settled_at: float | None = None
+
+    @property
+    def catalog(self) -> Catalog | None:
+        """The catalog if it is loaded, else None."""
+        if isinstance(self._catalog, PendingCatalog):
+            return self._catalog.now()
+        return self._catalog
+
+    @property
+    def has_catalog(self) -> bool:
+        """Whether there is a catalog, loaded or loading."""
+        return self._catalog is not None
+
+    def settled(self) -> bool:
+        """Whether a pending catalog may load now: the index has loaded (or cannot), and a
+        first `find_tables` has answered or `CATALOG_GRACE_S` have passed since."""
+        if not self.served.ready and self.served.pending.state in ("starting", "loading"):
+            return False
+        if self._settled_at is None:
+            self._settled_at = time.monotonic()
+        return self.answered.is_set() or time.monotonic() - self._settled_at >= CATALOG_GRACE_S
+
+    def _loaded_catalog(self) -> Catalog:
+        """The catalog, waited for while it loads; `EstateError` without one."""
+        if self._catalog is None:
+            raise EstateError(
+                "the server was started without the catalog (--source): it can rank tables "
+                "but not show or query them"
+            )
+        if isinstance(self._catalog, PendingCatalog):
+            return self._catalog.wait(self.ready_timeout_s)
+        return self._catalog
 
     # -- the index -------------------------------------------------------------------------
 
@@ -144,19 +239,22 @@ class Estate:
             raise EstateError("question is empty: ask it in words")
         with self.build() as loaded, self._retrieving:
             result = loaded.retriever.retrieve(question, top_databases, top_tables).as_dict()
+        self.answered.set()
         if result["abstained"]:  # what the router does not trust, said first and short
             return {
                 "abstained": True,
                 "note": "no database seems to fit the question; these are only candidates",
                 "confidence": round(result["confidence"], 3),
                 "build": loaded.build_id,
-                "candidates": [self._candidate(db, top_tables) for db in result["databases"]],
+                "candidates": [
+                    self._candidate(db, top_tables, loaded) for db in result["databases"]
+                ],
             }
         answer: dict[str, Any] = {
             "build": loaded.build_id,
             "confidence": round(result["confidence"], 3),
             "abstained": False,
-            "databases": [self._engine_names(_database(db)) for db in result["databases"]],
+            "databases": [self._engine_names(_database(db), loaded) for db in result["databases"]],
         }
         if result["twins"] is not None:
             answer["twins"] = result["twins"]
@@ -175,16 +273,27 @@ class Estate:
         the id; any case), `limit` from `offset`, with their table counts and names, the
         description the catalog gives their tables, and their twin groups."""
         tables: dict[str, list[str]] = {}
-        if self.catalog is not None:  # answered at once, while the index may still load
+        dialects: dict[str, str] = {}
+        descriptions: dict[str, str] = {}
+        catalog = self.catalog
+        if catalog is not None:  # answered at once, while the index may still load
             tables = self._catalog_tables()
+            dialects = self.dialects()
+            descriptions = {db.id: _described(t.description for t in db.tables) for db in catalog}
             loaded = self.served.current
             twins = loaded.manifest.twins if loaded is not None and loaded.manifest else []
             build_id = loaded.build_id if loaded is not None else None
-        else:
+        else:  # named from the served build while the catalog loads, or without one
             with self.build() as loaded:
+                described: dict[str, list[str]] = {}
                 for entry in loaded.retriever.entries:
-                    tables.setdefault(entry.db_id, []).append(entry.table)
-                twins = loaded.manifest.twins if loaded.manifest is not None else []
+                    name = entry.engine_name or entry.table
+                    tables.setdefault(entry.db_id, []).append(name)
+                    described.setdefault(entry.db_id, []).append(entry.description)
+                descriptions = {db_id: _described(texts) for db_id, texts in described.items()}
+                manifest = loaded.manifest
+                twins = manifest.twins if manifest is not None else []
+                dialects = manifest.dialects if manifest is not None else {}
                 build_id = loaded.build_id
         ids = sorted(tables, key=str.lower)
         if pattern:
@@ -200,12 +309,11 @@ class Estate:
         databases = []
         for db_id in page:
             item: dict[str, Any] = {"db_id": db_id, "tables": len(tables[db_id])}
-            if self.catalog is not None:
-                item["dialect"] = sql_dialect(self.catalog.database(db_id))
+            if db_id in dialects:
+                item["dialect"] = dialects[db_id]
             item["table_names"] = tables[db_id][:20]
-            description = self._description(db_id)
-            if description:
-                item["description"] = description
+            if descriptions.get(db_id):
+                item["description"] = descriptions[db_id]
             if db_id in twin_of:
                 item["twins"] = [m for m in twin_of[db_id] if m != db_id]
             databases.append(item)
@@ -323,7 +431,7 @@ class Estate:
         """`sql` verified against `database`'s catalog (`schemagraph.sql.check`), run nowhere."""
         from schemagraph.sql.check import check_sql
 
-        if self.catalog is None:
+        if not self.has_catalog:
             raise EstateError(
                 "the server has no catalog to check SQL against: start it with --source, or "
                 "from a store that remembers its sources"
@@ -331,7 +439,7 @@ class Estate:
         db = self._database(database)
         if not sql.strip():
             raise EstateError("sql is empty: pass one SELECT query")
-        result = check_sql(db, sql, self.catalog)
+        result = check_sql(db, sql, self._loaded_catalog())
         answer = result.as_dict()
         answer["database"] = db.id
         answer["tables"] = [_read_name(db, t) for t in answer["tables"]]
@@ -351,14 +459,10 @@ class Estate:
     # -- helpers ---------------------------------------------------------------------------
 
     def _database(self, database: str) -> Database:
-        if self.catalog is None:
-            raise EstateError(
-                "the server was started without the catalog (--source): it can rank tables "
-                "but not show or query them"
-            )
-        if database in self.catalog:  # ids are compared case-folded
-            return self.catalog.database(database)
-        near = [db.id for db in self.catalog if database.lower() in db.id.lower()][:5]
+        catalog = self._loaded_catalog()
+        if database in catalog:  # ids are compared case-folded
+            return catalog.database(database)
+        near = [db.id for db in catalog if database.lower() in db.id.lower()][:5]
         hint = f"; did you mean {', '.join(near)}?" if near else "; see list_databases"
         raise EstateError(f"no database {database!r} in this estate{hint}")
 
@@ -373,57 +477,78 @@ class Estate:
         return self._tables
 
     def dialects(self) -> dict[str, str]:
-        """The dialect of each database of the catalog, by id (none without a catalog)."""
-        return {db.id: sql_dialect(db) for db in self.catalog or ()}
+        """The dialect of each database, by id: the catalog's, or while it loads the served
+        build's manifest's (none without a catalog)."""
+        if not self.has_catalog:
+            return {}
+        if (catalog := self.catalog) is not None:
+            return {db.id: sql_dialect(db) for db in catalog}
+        return dict(self._known().dialects)
 
     def runnable(self) -> list[str]:
         """The ids of the databases `run_sql` can query (a SQLite file or a server)."""
-        return [db.id for db in self.catalog or () if runnable(db)]
+        if not self.has_catalog:
+            return []
+        if (catalog := self.catalog) is not None:
+            return [db.id for db in catalog if runnable(db)]
+        return list(self._known().runnable)
 
-    def _candidate(self, db: dict[str, Any], top_tables: int) -> dict[str, Any]:
+    def _known(self) -> Manifest:
+        """The served build's manifest, or the one read at start."""
+        loaded = self.served.current
+        if loaded is not None and loaded.manifest is not None:
+            return loaded.manifest
+        return self.manifest or Manifest.from_json({})
+
+    def _candidate(self, db: dict[str, Any], top_tables: int, loaded: Loaded) -> dict[str, Any]:
         """A database of an abstained answer: its id, score and table names only."""
-        named = self._engine_names(_database(db))
+        named = self._engine_names(_database(db), loaded)
         item = {"db_id": named["db_id"], "score": named["score"]}
         if "dialect" in named:
             item["dialect"] = named["dialect"]
         item["tables"] = [t["name"] for t in named["tables"][:top_tables]]
         return item
 
-    def _engine_names(self, item: dict[str, Any]) -> dict[str, Any]:
+    def _engine_names(self, item: dict[str, Any], loaded: Loaded) -> dict[str, Any]:
         """A `find_tables` database with its dialect and, in a warehouse, its tables named as
-        the engine names them (the ids stay inside schemarag)."""
-        if self.catalog is None or item["db_id"] not in self.catalog:
-            return item
-        db = self.catalog.database(item["db_id"])
-        dialect = sql_dialect(db)
-        named = {"db_id": item["db_id"], "dialect": dialect, **item}
-        if all(not t.engine_name for t in db.tables):
-            return named
+        the engine names them (the ids stay inside schemarag): from the catalog once it has
+        loaded, from the served build (its manifest and table documents) until then."""
+        db_id = item["db_id"]
+        catalog = self.catalog
+        if catalog is not None:
+            if db_id not in catalog:
+                return item
+            db = catalog.database(db_id)
+            dialect = sql_dialect(db)
+            if all(not t.engine_name for t in db.tables):
+                return {"db_id": db_id, "dialect": dialect, **item}
 
-        def real(name: str) -> str:
-            return _shown_name(db, name, quoted=False) if db.has_table(name) else name
+            def real(name: str) -> str:
+                return _shown_name(db, name, quoted=False) if db.has_table(name) else name
 
-        for key in ("tables", "bridges"):
-            for table in named.get(key, ()):
-                table["name"] = real(table["name"])
-                if family := table.get("family"):
-                    last = db.table(family["last"]) if db.has_table(family["last"]) else None
-                    wildcard = family_sql(db, last, family["range"][1]) if last else ""
-                    table["family"] = {
-                        **family,
-                        "pattern": family["pattern"].rsplit("__", 1)[-1],
-                        "first": real(family["first"]),
-                        "last": real(family["last"]),
-                        **({"wildcard": wildcard} if wildcard else {}),
-                    }
-        named["chosen_tables"] = [real(t) for t in named["chosen_tables"]]
-        return named
+        else:
+            known = loaded.manifest.dialects if loaded.manifest is not None else {}
+            if db_id not in known:
+                return item
+            dialect = known[db_id]
+            names = self._store_names(loaded).get(fold(db_id))
+            if not names:
+                return {"db_id": db_id, "dialect": dialect, **item}
 
-    def _description(self, db_id: str) -> str:
-        if self.catalog is None or db_id not in self.catalog:
-            return ""
-        described = [t.description for t in self.catalog.database(db_id).tables if t.description]
-        return " ".join(described)[:200]
+            def real(name: str) -> str:
+                return names.get(fold(name), name)
+
+        return _renamed({"db_id": db_id, "dialect": dialect, **item}, real)
+
+    def _store_names(self, loaded: Loaded) -> dict[str, dict[str, str]]:
+        """The engine names of the build's table documents: folded db -> folded table -> name."""
+        if loaded.token not in self._entry_names:
+            names: dict[str, dict[str, str]] = {}
+            for entry in loaded.retriever.entries:
+                if entry.engine_name:
+                    names.setdefault(fold(entry.db_id), {})[fold(entry.table)] = entry.engine_name
+            self._entry_names = {loaded.token: names}
+        return self._entry_names[loaded.token]
 
     def _with_bridges(
         self, db: Database, tables: Sequence[str] | None
@@ -445,11 +570,6 @@ class Estate:
         return names, bridges
 
 
-def runnable(db: Database) -> bool:
-    """Whether `run_sql` can query `db`: it has a SQLite file or a server URL."""
-    return db.path is not None or db.url is not None
-
-
 def _table_id(db: Database, name: str) -> str:
     """The id of the table of `db` that `name` names: its id, or its engine name however
     written (`project.dataset.table`, backquoted or not; `DB.SCHEMA.TABLE`; its last part)."""
@@ -461,6 +581,37 @@ def _table_id(db: Database, name: str) -> str:
         if parts[-len(wanted) :] == wanted:
             return table.name
     return name
+
+
+def _described(descriptions: Iterable[str]) -> str:
+    """A database's description: its tables' own, joined, cut to 200 characters."""
+    return " ".join(d for d in descriptions if d)[:200]
+
+
+def _renamed(named: dict[str, Any], real: Callable[[str], str]) -> dict[str, Any]:
+    """`named` (a `find_tables` database) with its tables, bridges, families and chosen tables
+    named by `real`. A family's wildcard (BigQuery) and first member follow from its last."""
+    for key in ("tables", "bridges"):
+        for table in named.get(key, ()):
+            table["name"] = real(table["name"])
+            if family := table.get("family"):
+                low, high = family["range"]
+                last = real(family["last"])
+                first = real(family["first"])
+                if first == family["first"] and last != family["last"] and last.endswith(high):
+                    first = last[: len(last) - len(high)] + low
+                wildcard = ""
+                if named["dialect"] == "bigquery" and high and last.endswith(high):
+                    wildcard = f"`{last[: len(last) - len(high)]}*`"
+                table["family"] = {
+                    **family,
+                    "pattern": family["pattern"].rsplit("__", 1)[-1],
+                    "first": first,
+                    "last": last,
+                    **({"wildcard": wildcard} if wildcard else {}),
+                }
+    named["chosen_tables"] = [real(t) for t in named["chosen_tables"]]
+    return named
 
 
 def _database(db: dict[str, Any]) -> dict[str, Any]:

@@ -238,7 +238,7 @@ def create_server(estate: Estate, *, name: str = "schemarag") -> MCPServer:
         naming the unknown name and the nearest real ones. Works where nothing can be run."""
         return as_text(_call("check_sql", lambda: estate.check_sql(database, sql)))
 
-    if estate.catalog is not None:
+    if estate.has_catalog:
 
         @server.tool(annotations=read_only)
         def describe_tables(

@@ -177,7 +177,9 @@ def test_each_tool_answers_on_the_sample(world: dict[str, Any], tmp_path: Path) 
         }
 
     answers = run_stdio(world, session, tmp_path / "stderr")
-    assert not any(result.is_error for result in answers.values()), answers
+    assert not any(result.is_error for result in answers.values()), {
+        name: text(result) for name, result in answers.items() if result.is_error
+    }
     found = json.loads(text(answers["find"]))
     assert found["build"] and 0 <= found["confidence"] <= 1
     assert found["databases"][0]["db_id"] == "concert_singer"

@@ -265,3 +265,64 @@ def test_an_abstained_answer_says_so_first_and_lists_only_candidates(estate: Any
     assert set(data) == {"abstained", "note", "confidence", "build", "candidates"}
     assert set(data["candidates"][0]) == {"db_id", "score", "dialect", "tables"}
     assert all(isinstance(t, str) for c in data["candidates"] for t in c["tables"])
+
+
+def test_before_the_catalog_loads_the_store_names_each_dialect_and_real_table(estate: Any) -> None:
+    """The index answers first (the catalog of a real warehouse takes seconds more): its
+    manifest's dialects and its table documents' engine names make the same answers."""
+    from schemarag.mcp.estate import Estate, PendingCatalog
+
+    release = __import__("threading").Event()
+    pending = PendingCatalog(lambda: estate.catalog, after=release.is_set)
+    early = Estate(estate.served, pending, manifest=estate.served.current.manifest)
+    early.ready_timeout_s = 0.2
+    question = "Which products brought the most revenue in January 2024 sessions?"
+
+    async def session(client: Client) -> dict[str, Any]:
+        ask = {"question": question, "top_databases": 2}
+        found = await client.call_tool("find_tables", ask)
+        listed = await client.call_tool("list_databases", {})
+        waiting = await client.call_tool("describe_tables", {"database": "SHOP_DB"})
+        return {
+            "instructions": client.instructions,
+            "found": json.loads(text(found)),
+            "listed": json.loads(text(listed)),
+            "waiting": text(waiting),
+        }
+
+    pending.start()
+    before = run(early, session)
+    release.set()
+    early.ready_timeout_s = 30.0
+    after = run(early, session)
+    assert before["found"] == after["found"]
+    bq = next(d for d in before["found"]["databases"] if d["db_id"] == "acme-retail-prod")
+    assert bq["dialect"] == "bigquery"
+    assert all(t["name"].startswith("acme-retail-prod.") for t in bq["tables"])
+    family = next(t["family"] for t in bq["tables"] if "family" in t)
+    assert family["wildcard"] == "`acme-retail-prod.web_analytics.ga_sessions_*`"
+    assert family["first"] == "acme-retail-prod.web_analytics.ga_sessions_20240101"
+    assert "BigQuery: 1 (acme-retail-prod)" in before["instructions"]
+    assert before["instructions"] == after["instructions"]
+    shop = next(d for d in before["listed"]["databases"] if d["db_id"] == "SHOP_DB")
+    assert shop["dialect"] == "snowflake"
+    assert "SHOP_DB.SALES.ORDERS" in shop["table_names"]
+    assert "the catalog is still loading" in before["waiting"]
+    assert after["waiting"].startswith("-- database SHOP_DB (Snowflake SQL)")
+
+
+def test_a_catalog_that_fails_to_load_is_said_by_each_tool_that_needs_it(estate: Any) -> None:
+    from schemagraph.errors import SourceError
+    from schemarag.mcp.estate import Estate, EstateError, PendingCatalog
+
+    def broken() -> Any:
+        raise SourceError("exports/COLUMNS.csv: cut short inside a quoted field")
+
+    pending = PendingCatalog(broken)
+    pending.start()
+    failing = Estate(estate.served, pending)
+    with pytest.raises(EstateError, match=r"could not be loaded: exports/COLUMNS\.csv: cut short"):
+        failing.describe_tables("SHOP_DB")
+    with pytest.raises(EstateError, match="could not be loaded"):
+        failing.check_sql("SHOP_DB", "SELECT 1")
+    assert failing.find_tables("orders by status")["build"]

@@ -173,7 +173,8 @@ def test_users_examples_whose_table_changed_are_dropped_and_reported(
 
 
 @pytest.mark.parametrize(
-    "key", ["traversal_keys", "examples", "table_documents", "containment", "sources"]
+    "key",
+    ["traversal_keys", "examples", "table_documents", "containment", "sources", "dialects"],
 )
 def test_a_manifest_reads_back_as_written_keys_absent_from_older_builds_included(key: str) -> None:
     written = SERVED.to_json()
@@ -187,6 +188,8 @@ def test_a_manifest_reads_back_as_written_keys_absent_from_older_builds_included
         "collections",
         "databases",
         "sources",
+        "dialects",
+        "runnable",
         "twins",
         "containment",
         "families",
