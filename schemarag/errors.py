@@ -43,6 +43,7 @@ ERRORS: Mapping[str, ErrorRule] = {
     "schemarag.api.generation.GenerationUnavailableError": ErrorRule(501, "not_configured"),
     "schemarag.api.examples.ExamplesUnavailableError": ErrorRule(501, "not_configured"),
     "schemarag.cli.common.UsageError": INVALID,
+    "schemarag.pending_catalog.CatalogNotReadyError": ErrorRule(503, "not_ready", retry_after=2),
     # narrower classes of the packages' roots
     "retriever.errors.StoreNotReadyError": NOT_READY,
     "generator.errors.RetrievalNeededError": NOT_READY,

@@ -15,6 +15,10 @@ from indexer import ExamplesReport, Rejected, StoreError, StoreLocation, UserExa
 from indexer.building.manifest import read_manifest
 from providers import Embedder
 from schemagraph import Catalog
+from schemarag.pending_catalog import PendingCatalog, catalog_of
+
+#: how long a request waits for a catalog still being read (then 503, to retry)
+CATALOG_WAIT_S = 10.0
 
 __all__ = ["ExampleIntake", "ExamplesUnavailableError"]
 
@@ -29,7 +33,7 @@ class ExampleIntake:
     store; `embedder_for(spec)`: the embedder of a build's spec (the server's own, loaded once);
     `execute_sql`: run each SQL read-only where the database has a file."""
 
-    catalog: Catalog | None
+    catalog: Catalog | PendingCatalog | None
     location: StoreLocation | None
     embedder_for: Callable[[str], Embedder] | None
     missing: str = ""
@@ -50,11 +54,13 @@ class ExampleIntake:
         if current is None:
             raise StoreError(f"{self.location.where}: no build yet")
         spec = read_manifest(self.location, current).embedder_spec()
+        catalog = catalog_of(self.catalog, CATALOG_WAIT_S)
+        assert catalog is not None
         examples = [
             UserExample(q, s, d, source=source, line=i) for i, (q, s, d) in enumerate(pairs)
         ]
         report = add_examples(
-            self.catalog,
+            catalog,
             self.location,
             self.embedder_for(spec),
             examples,

@@ -24,7 +24,7 @@ from indexer.building.status import manifest_summary
 from schemarag.api.batching import RetrievalBatcher
 from schemarag.api.error_statuses import install_error_statuses
 from schemarag.api.errors import ApiError, error_response
-from schemarag.api.examples import ExampleIntake
+from schemarag.api.examples import CATALOG_WAIT_S, ExampleIntake
 from schemarag.api.generation import Generation
 from schemarag.api.metrics import CONTENT_TYPE, Registry
 from schemarag.api.models import (
@@ -42,6 +42,7 @@ from schemarag.api.models import (
     SqlCheckResponse,
 )
 from schemarag.api.served import IndexNotReadyError, Loaded, ServedIndex
+from schemarag.pending_catalog import catalog_of
 
 log = logging.getLogger(__name__)
 
@@ -216,7 +217,7 @@ def install_routes(
     @router.post(
         "/v1/sql/check",
         response_model=SqlCheckResponse,
-        responses=_errors(400, 401, 408, 413, 415, 422, 501),
+        responses=_errors(400, 401, 408, 413, 415, 422, 501, 503),
         summary="Verify a query's tables and columns against the catalog, without running it",
         tags=["sql"],
     )
@@ -228,7 +229,8 @@ def install_routes(
         --json`."""
         from schemagraph.sql.check import check_sql as check
 
-        catalog = examples.catalog if examples.catalog is not None else generation.catalog
+        pending = examples.catalog if examples.catalog is not None else generation.catalog
+        catalog = catalog_of(pending, CATALOG_WAIT_S)
         if catalog is None:
             raise ApiError(
                 501,

@@ -243,8 +243,9 @@ def use_remembered_sources(
     args: argparse.Namespace, location: StoreLocation, *, say: bool = True
 ) -> None:
     """Without `--source`, the sources the served build of `location` was built from (its
-    manifest's `sources`), set as `args.source` with the schemas a URL source was restricted
-    to (`args.source_schemas`, `args.source_exclude`) and, with `say`, named on stderr (a
+    manifest's `sources`), set as `args.source` (and `args.sources_remembered`) with the schemas
+    a URL source was restricted to (`args.source_schemas`, `args.source_exclude`) and, with
+    `say`, named on stderr (a
     server's log says where its catalog came from). A remembered file or
     folder that is not there any more is a `UsageError` naming it and `--source`. Nothing
     changes when `--source` is given or the store has no build, or none that recorded its
@@ -273,6 +274,7 @@ def use_remembered_sources(
             )
     url_records = [r for r in records if "schemas" in r or "exclude" in r]
     args.source = [r["spec"] for r in records]
+    args.sources_remembered = True
     args.source_schemas = list(url_records[0].get("schemas", ())) if url_records else []
     args.source_exclude = list(url_records[0].get("exclude", ())) if url_records else []
     if say:

@@ -88,12 +88,13 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     from schemarag.cli.common import load_given_sources, use_remembered_sources
     from schemarag.cli.serve import store_source
     from schemarag.cli.stopping import Terminated
-    from schemarag.mcp.estate import DescribeLimits, Estate, PendingCatalog, generation_pipeline
+    from schemarag.mcp.estate import DescribeLimits, Estate, generation_pipeline
+    from schemarag.pending_catalog import PendingCatalog
 
     options = ApiOptions.from_env()
     location = StoreLocation.parse(args.store or settings.store_path, collection=args.collection)
-    given = bool(args.source)
     use_remembered_sources(args, location)
+    given = not getattr(args, "sources_remembered", False)
     build = location.current()
     manifest = read_manifest(location, build) if build is not None else None
     source = store_source(args, settings)
@@ -110,7 +111,9 @@ def cmd_mcp(args: argparse.Namespace) -> int:
             generate = generation_pipeline(catalog, settings.llm())
     elif args.source:  # remembered by the build, which loaded it: the index first, so that
         # find_tables answers before the catalog has loaded
-        catalog = PendingCatalog(lambda: load_given_sources(args), after=lambda: estate.settled())
+        catalog = PendingCatalog(
+            lambda: load_given_sources(args), after=lambda: estate.index_settled()
+        )
     served.start()
     estate = Estate(
         served,

@@ -11,8 +11,10 @@ with several cores this is how retrieval uses them. Each worker rebuilds the app
 command's options, passed in the environment variable `SCHEMARAG_SERVE_ARGS`.
 
 Without `--source`, the catalog is loaded from the sources the store's build was made from
-(recorded in its manifest); a recorded file or folder that moved stops the command with one
-line naming it and `--source`.
+(recorded in its manifest), in the background once the index has loaded
+(`schemarag.pending_catalog`): `/readyz` does not wait for it, the routes that read it do. A
+recorded file or folder that moved stops the command with one line naming it and `--source`.
+A catalog given with `--source`, or one generation needs, is read before the server starts.
 """
 
 from __future__ import annotations
@@ -214,8 +216,10 @@ def _location(args: argparse.Namespace, settings: Settings) -> StoreLocation:
 
 def make_app(args: argparse.Namespace, settings: Settings) -> FastAPI:
     """The app `args` describe, with this process's logging and BLAS threads set up."""
+    from schemagraph import Catalog
     from schemarag.api import ApiOptions, create_app
     from schemarag.api.examples import ExampleIntake
+    from schemarag.pending_catalog import PendingCatalog
 
     options = ApiOptions.from_env()
     if args.log_questions:
@@ -226,8 +230,13 @@ def make_app(args: argparse.Namespace, settings: Settings) -> FastAPI:
     pool_llm: LLM | None = settings.llm(args.pool) if args.pool else None
     generation = make_generation(settings, args)
     examples = None
-    if args.source:
-        catalog = generation.catalog if generation.catalog is not None else load_given_sources(args)
+    catalog: Catalog | PendingCatalog | None = generation.catalog
+    if args.source and catalog is None:
+        if getattr(args, "sources_remembered", False):  # loaded by the build: after the index
+            catalog = PendingCatalog(lambda: load_given_sources(args), after=lambda: settled())
+        else:  # typed on the command line: checked at once
+            catalog = load_given_sources(args)
+    if catalog is not None:
         examples = ExampleIntake(catalog, location, source.embedder)
     app = create_app(
         settings,
@@ -237,6 +246,13 @@ def make_app(args: argparse.Namespace, settings: Settings) -> FastAPI:
         pool_llm=pool_llm,
         examples=examples,
     )
+    served = app.state.served
+
+    def settled() -> bool:
+        return bool(served.ready or served.pending.state not in ("starting", "loading"))
+
+    if isinstance(catalog, PendingCatalog):
+        catalog.start()
     configure_logging(access=not args.no_access_log)
     limit_blas_threads()
     return app

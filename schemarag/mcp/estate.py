@@ -20,7 +20,6 @@ are rounded to 3 digits.
 from __future__ import annotations
 
 import fnmatch
-import logging
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -38,7 +37,6 @@ from generator.prompt import (
 from generator.text import approx_tokens
 from indexer.building.manifest import Manifest
 from indexer.synthesis.readability import readable
-from providers.threads import BACKGROUND_LOAD
 from retriever.completion import adjacency, join_paths
 from schemagraph import Catalog, Database, DatabaseSample
 from schemagraph.dialects import (
@@ -50,59 +48,16 @@ from schemagraph.dialects import (
     table_sql,
 )
 from schemagraph.model import Table, fold
+from schemarag.pending_catalog import CatalogNotReadyError, PendingCatalog
 
 if TYPE_CHECKING:
     from schemarag.api.served import Loaded, ServedIndex
 
-__all__ = ["DescribeLimits", "Estate", "EstateError", "PendingCatalog"]
-
-log = logging.getLogger(__name__)
+__all__ = ["DescribeLimits", "Estate", "EstateError"]
 
 
 class EstateError(Exception):
     """A request the estate cannot answer, said in one sentence for the model to read."""
-
-
-class PendingCatalog:
-    """A catalog loaded by `load` in a background thread, started by `start` once `after`
-    returns (polled), so that the index a server answers from loads first. It holds
-    `BACKGROUND_LOAD` from the start, so that the embedder's torch loads after it."""
-
-    def __init__(
-        self, load: Callable[[], Catalog], *, after: Callable[[], bool] = lambda: True
-    ) -> None:
-        self._load = load
-        self._after = after
-        self._catalog: Catalog | None = None
-        self._error: Exception | None = None
-        self._done = threading.Event()
-
-    def start(self) -> None:
-        threading.Thread(target=self._run, name="schemarag-catalog", daemon=True).start()
-
-    def _run(self) -> None:
-        try:
-            with BACKGROUND_LOAD:  # before the embedder's torch, which waits for it
-                while not self._after():
-                    time.sleep(0.05)
-                self._catalog = self._load()
-        except Exception as exc:  # said by every call that needs the catalog
-            self._error = exc
-            log.error("the catalog could not be loaded: %s", exc)
-        finally:
-            self._done.set()
-
-    def now(self) -> Catalog | None:
-        """The catalog if it has loaded, else None (without waiting)."""
-        return self._catalog
-
-    def wait(self, timeout_s: float) -> Catalog:
-        """The catalog, waiting up to `timeout_s` while it loads; `EstateError` otherwise."""
-        if not self._done.wait(timeout_s):
-            raise EstateError("the catalog is still loading; try again shortly")
-        if self._catalog is None:
-            raise EstateError(f"the catalog could not be loaded: {self._error}")
-        return self._catalog
 
 
 #: the largest `describe_tables` budget a call may ask for
@@ -121,9 +76,6 @@ class DescribeLimits:
 #: most rows `run_sql` returns (the model reads every one of them)
 MAX_ROWS = 200
 DEFAULT_ROWS = 50
-#: seconds a pending catalog waits, once the index has loaded, for a first find_tables to answer
-#: (loading, it holds the interpreter lock the question's ranking needs)
-CATALOG_GRACE_S = 1.0
 #: `list_databases` page size
 PAGE = 50
 
@@ -163,9 +115,6 @@ class Estate:
         self._tables: dict[str, list[str]] | None = None
         #: engine names of the table documents, per build: (folded db, folded table) -> name
         self._entry_names: dict[str, dict[str, dict[str, str]]] = {}
-        #: set once `find_tables` has answered (a pending catalog waits for it, a little)
-        self.answered = threading.Event()
-        self._settled_at: float | None = None
 
     @property
     def catalog(self) -> Catalog | None:
@@ -179,14 +128,9 @@ class Estate:
         """Whether there is a catalog, loaded or loading."""
         return self._catalog is not None
 
-    def settled(self) -> bool:
-        """Whether a pending catalog may load now: the index has loaded (or cannot), and a
-        first `find_tables` has answered or `CATALOG_GRACE_S` have passed since."""
-        if not self.served.ready and self.served.pending.state in ("starting", "loading"):
-            return False
-        if self._settled_at is None:
-            self._settled_at = time.monotonic()
-        return self.answered.is_set() or time.monotonic() - self._settled_at >= CATALOG_GRACE_S
+    def index_settled(self) -> bool:
+        """Whether the index has loaded, or cannot be (a pending catalog loads after it)."""
+        return bool(self.served.ready or self.served.pending.state not in ("starting", "loading"))
 
     def _loaded_catalog(self) -> Catalog:
         """The catalog, waited for while it loads; `EstateError` without one."""
@@ -196,7 +140,10 @@ class Estate:
                 "but not show or query them"
             )
         if isinstance(self._catalog, PendingCatalog):
-            return self._catalog.wait(self.ready_timeout_s)
+            try:
+                return self._catalog.wait(self.ready_timeout_s)
+            except CatalogNotReadyError as exc:
+                raise EstateError(str(exc)) from None
         return self._catalog
 
     # -- the index -------------------------------------------------------------------------
@@ -239,7 +186,8 @@ class Estate:
             raise EstateError("question is empty: ask it in words")
         with self.build() as loaded, self._retrieving:
             result = loaded.retriever.retrieve(question, top_databases, top_tables).as_dict()
-        self.answered.set()
+        if isinstance(self._catalog, PendingCatalog):  # it waits for a first answer
+            self._catalog.answered.set()
         if result["abstained"]:  # what the router does not trust, said first and short
             return {
                 "abstained": True,

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from indexer import StoreLocation
 from schemagraph import load_catalog
 from schemarag.api.examples import ExampleIntake
-from tests.api.conftest import API_KEY, EMBEDDER, Serve, assert_error
+from tests.api.conftest import API_KEY, EMBEDDER, Serve, assert_error, wait_until
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "check"
 
@@ -94,6 +95,35 @@ def test_the_schema_documents_the_route(serve: Serve, built_store: Path) -> None
     with serve(built_store) as client:
         schema = client.get("/openapi.json").json()
     operation = schema["paths"]["/v1/sql/check"]["post"]
-    assert set(operation["responses"]) == {"200", "400", "401", "408", "413", "415", "422", "501"}
+    assert set(operation["responses"]) == {
+        *("200", "400", "401", "408", "413", "415", "422", "501", "503")
+    }
     problem = schema["components"]["schemas"]["SqlProblemOut"]["properties"]["kind"]
     assert problem["enum"] == ["refused", "unknown_table", "unknown_column", "not_unnested"]
+
+
+def test_while_the_catalog_loads_check_answers_503_then_the_check(
+    serve: Serve, built_store: Path, monkeypatch: Any
+) -> None:
+    """`serve --store S` reads the sources the store remembers after its index: a check asked
+    meanwhile waits a while, then says to retry; once the catalog is in, it answers."""
+    import threading
+
+    import schemarag.api.examples as examples_module
+    from schemarag.pending_catalog import PendingCatalog
+
+    monkeypatch.setattr(examples_module, "CATALOG_WAIT_S", 0.1)
+    monkeypatch.setattr("schemarag.api.routes.CATALOG_WAIT_S", 0.1)
+    release = threading.Event()
+    pending = PendingCatalog(lambda: intake(built_store).catalog, after=release.is_set)
+    pending.start()
+    loading = ExampleIntake(pending, StoreLocation.parse(built_store), lambda spec: EMBEDDER)
+    ask = {"database": "shop-analytics", "sql": "SELECT 1 FROM `shop-analytics.web.ga_sessions_*`"}
+    with serve(built_store, examples=loading) as client:
+        early = client.post("/v1/sql/check", json=ask)
+        release.set()
+        wait_until(lambda: pending.now() is not None)
+        late = client.post("/v1/sql/check", json=ask)
+    assert "still loading" in assert_error(early, 503, "not_ready")["message"]
+    assert early.headers["retry-after"] == "2"
+    assert late.status_code == 200 and late.json()["ok"] is True, late.text

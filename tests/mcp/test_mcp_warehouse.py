@@ -270,7 +270,8 @@ def test_an_abstained_answer_says_so_first_and_lists_only_candidates(estate: Any
 def test_before_the_catalog_loads_the_store_names_each_dialect_and_real_table(estate: Any) -> None:
     """The index answers first (the catalog of a real warehouse takes seconds more): its
     manifest's dialects and its table documents' engine names make the same answers."""
-    from schemarag.mcp.estate import Estate, PendingCatalog
+    from schemarag.mcp.estate import Estate
+    from schemarag.pending_catalog import PendingCatalog
 
     release = __import__("threading").Event()
     pending = PendingCatalog(lambda: estate.catalog, after=release.is_set)
@@ -313,7 +314,8 @@ def test_before_the_catalog_loads_the_store_names_each_dialect_and_real_table(es
 
 def test_a_catalog_that_fails_to_load_is_said_by_each_tool_that_needs_it(estate: Any) -> None:
     from schemagraph.errors import SourceError
-    from schemarag.mcp.estate import Estate, EstateError, PendingCatalog
+    from schemarag.mcp.estate import Estate, EstateError
+    from schemarag.pending_catalog import PendingCatalog
 
     def broken() -> Any:
         raise SourceError("exports/COLUMNS.csv: cut short inside a quoted field")
