@@ -27,37 +27,21 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from generator.prompt import (
-    PromptConfig,
-    build_prompt,
-    family_notes,
-    prompt_sample,
-    schema_text,
-)
-from generator.text import approx_tokens
+from generator.prompt import prompt_sample
 from indexer.building.manifest import Manifest
 from indexer.synthesis.readability import readable
-from retriever.completion import adjacency, join_paths
 from schemagraph import Catalog, Database, DatabaseSample
-from schemagraph.dialects import (
-    dialect_of,
-    engine_label,
-    name_parts,
-    runnable,
-    sql_dialect,
-    table_sql,
-)
-from schemagraph.model import Table, fold
+from schemagraph.dialects import dialect_of, engine_label, runnable, sql_dialect
+from schemagraph.model import fold
+from schemarag.mcp.describe import describe, sample_config
+from schemarag.mcp.errors import EstateError
+from schemarag.mcp.names import read_name, renamed, shown_name
 from schemarag.pending_catalog import CatalogNotReadyError, PendingCatalog
 
 if TYPE_CHECKING:
     from schemarag.api.served import Loaded, ServedIndex
 
 __all__ = ["DescribeLimits", "Estate", "EstateError"]
-
-
-class EstateError(Exception):
-    """A request the estate cannot answer, said in one sentence for the model to read."""
 
 
 #: the largest `describe_tables` budget a call may ask for
@@ -113,7 +97,7 @@ class Estate:
         #: sampled rows per database id, read once (a live server is not queried per call)
         self._samples: dict[str, DatabaseSample | None] = {}
         self._tables: dict[str, list[str]] | None = None
-        #: engine names of the table documents, per build: (folded db, folded table) -> name
+        #: engine names of the table documents, per loaded build: folded db -> folded table -> name
         self._entry_names: dict[str, dict[str, dict[str, str]]] = {}
 
     @property
@@ -282,68 +266,18 @@ class Estate:
     ) -> str:
         """CREATE TABLE text of `tables` of `database` (all when None) and the tables that join
         them, with descriptions, keys, sample rows and the join conditions, cut to `max_tokens`
-        the way generation prompts are (`generator.prompt.build_prompt`)."""
-        from generator.errors import GeneratorError
-
+        the way generation prompts are (`schemarag.mcp.describe`)."""
         db = self._database(database)
-        budget = max_tokens or self.describe.budget_tokens
-        names, bridges = self._with_bridges(db, tables)
-        config = PromptConfig(
-            budget_tokens=1_000_000, sample_rows=self.describe.sample_rows, max_cell_chars=40
-        )
         if db.id not in self._samples:
             try:
+                config = sample_config(self.describe.sample_rows)
                 self._samples[db.id] = prompt_sample(db, config)
             except Exception:  # a file that cannot be sampled still has a schema
                 self._samples[db.id] = None
-        sample = self._samples[db.id]
-        asked = question.strip()
-        try:
-            whole = build_prompt(asked, db, tables=names, sample=sample, config=config)
-            shown = schema_text(db, whole.tables, sample, whole.sample_rows)
-            overhead = whole.tokens - approx_tokens(shown)
-            prompt = build_prompt(
-                asked,
-                db,
-                tables=names,
-                sample=sample,
-                config=PromptConfig(
-                    budget_tokens=budget + overhead,
-                    sample_rows=config.sample_rows,
-                    max_cell_chars=config.max_cell_chars,
-                ),
-            )
-        except GeneratorError as exc:
-            raise EstateError(str(exc)) from None
-        text = schema_text(
-            db,
-            prompt.tables,
-            sample,
-            prompt.sample_rows,
-            descriptions=not prompt.cuts.descriptions_dropped,
-            hidden=prompt.hidden,
+        budget = max_tokens or self.describe.budget_tokens
+        return describe(
+            db, tables, question, budget, self._samples[db.id], self.describe.sample_rows
         )
-        engine = engine_label(sql_dialect(db))
-        lines = [
-            f"-- database {db.id} ({engine} SQL): {len(prompt.tables)} of {len(db.tables)} tables",
-            text,
-        ]
-        joins = _join_conditions(db, prompt.tables)
-        if joins:
-            lines.append("-- joins:\n" + "\n".join(f"--   {j}" for j in joins))
-        shards = family_notes(db, prompt.tables)
-        if shards:
-            lines.append("-- sharded tables:\n" + "\n".join(f"--   {n}" for n in shards))
-        notes = []
-        if bridges:
-            notes.append(f"added {', '.join(bridges)} to join the tables asked for")
-        notes += prompt.cuts.notes()
-        notes = [n.replace("dropped the descriptions", "left out the descriptions") for n in notes]
-        if prompt.cuts.any:
-            notes.append(f"cut to {budget} tokens: ask for fewer tables or a larger max_tokens")
-        if notes:
-            lines.append("-- " + "; ".join(notes))
-        return "\n".join(lines)
 
     def run_sql(self, database: str, sql: str, max_rows: int = DEFAULT_ROWS) -> dict[str, Any]:
         """Run `sql` (SQLite's SQL; translated for a live server) through the guard of `sql
@@ -390,7 +324,7 @@ class Estate:
         result = check_sql(db, sql, self._loaded_catalog())
         answer = result.as_dict()
         answer["database"] = db.id
-        answer["tables"] = [_read_name(db, t) for t in answer["tables"]]
+        answer["tables"] = [read_name(db, t) for t in answer["tables"]]
         return answer
 
     def generate_sql(self, question: str, database: str | None = None) -> dict[str, Any]:
@@ -419,7 +353,7 @@ class Estate:
         catalog does not change while the server runs)."""
         if self._tables is None:
             self._tables = {
-                db.id: [_shown_name(db, t.name, quoted=False) for t in db.tables]
+                db.id: [shown_name(db, t.name, quoted=False) for t in db.tables]
                 for db in self.catalog or ()
             }
         return self._tables
@@ -472,7 +406,7 @@ class Estate:
                 return {"db_id": db_id, "dialect": dialect, **item}
 
             def real(name: str) -> str:
-                return _shown_name(db, name, quoted=False) if db.has_table(name) else name
+                return shown_name(db, name, quoted=False) if db.has_table(name) else name
 
         else:
             known = loaded.manifest.dialects if loaded.manifest is not None else {}
@@ -486,7 +420,7 @@ class Estate:
             def real(name: str) -> str:
                 return names.get(fold(name), name)
 
-        return _renamed({"db_id": db_id, "dialect": dialect, **item}, real)
+        return renamed({"db_id": db_id, "dialect": dialect, **item}, real)
 
     def _store_names(self, loaded: Loaded) -> dict[str, dict[str, str]]:
         """The engine names of the build's table documents: folded db -> folded table -> name."""
@@ -498,68 +432,10 @@ class Estate:
             self._entry_names = {loaded.token: names}
         return self._entry_names[loaded.token]
 
-    def _with_bridges(
-        self, db: Database, tables: Sequence[str] | None
-    ) -> tuple[list[str] | None, list[str]]:
-        """`tables` in the database's spelling, plus the tables on the foreign-key paths that
-        join them (the bridges, named apart)."""
-        if not tables:
-            return None, []
-        tables = [_table_id(db, t) for t in tables]
-        missing = [t for t in tables if not db.has_table(t)]
-        if missing:
-            have = ", ".join(t.name for t in db.tables[:30])
-            raise EstateError(f"database {db.id!r} has no table {missing[0]!r}; it has: {have}")
-        real = {fold(t.name): t.name for t in db.tables}
-        graph = adjacency(real.values(), ((fk.table, fk.ref_table) for fk in db.foreign_keys))
-        order = join_paths(graph, [fold(t) for t in tables])
-        names = [real[t] for t, _ in order]
-        bridges = [real[t] for t, joins in order if joins is not None]
-        return names, bridges
-
-
-def _table_id(db: Database, name: str) -> str:
-    """The id of the table of `db` that `name` names: its id, or its engine name however
-    written (`project.dataset.table`, backquoted or not; `DB.SCHEMA.TABLE`; its last part)."""
-    if db.has_table(name):
-        return name
-    wanted = [fold(p) for p in name.strip().strip("`").replace('"', "").split(".")]
-    for table in db.tables:
-        parts = [fold(p) for p in name_parts(table)]
-        if parts[-len(wanted) :] == wanted:
-            return table.name
-    return name
-
 
 def _described(descriptions: Iterable[str]) -> str:
     """A database's description: its tables' own, joined, cut to 200 characters."""
     return " ".join(d for d in descriptions if d)[:200]
-
-
-def _renamed(named: dict[str, Any], real: Callable[[str], str]) -> dict[str, Any]:
-    """`named` (a `find_tables` database) with its tables, bridges, families and chosen tables
-    named by `real`. A family's wildcard (BigQuery) and first member follow from its last."""
-    for key in ("tables", "bridges"):
-        for table in named.get(key, ()):
-            table["name"] = real(table["name"])
-            if family := table.get("family"):
-                low, high = family["range"]
-                last = real(family["last"])
-                first = real(family["first"])
-                if first == family["first"] and last != family["last"] and last.endswith(high):
-                    first = last[: len(last) - len(high)] + low
-                wildcard = ""
-                if named["dialect"] == "bigquery" and high and last.endswith(high):
-                    wildcard = f"`{last[: len(last) - len(high)]}*`"
-                table["family"] = {
-                    **family,
-                    "pattern": family["pattern"].rsplit("__", 1)[-1],
-                    "first": first,
-                    "last": last,
-                    **({"wildcard": wildcard} if wildcard else {}),
-                }
-    named["chosen_tables"] = [real(t) for t in named["chosen_tables"]]
-    return named
 
 
 def _database(db: dict[str, Any]) -> dict[str, Any]:
@@ -588,40 +464,6 @@ def _example(example: dict[str, Any]) -> dict[str, Any]:
     if example["origin"] != "synthetic":
         item["origin"] = example["origin"]
     return item
-
-
-def _join_conditions(db: Database, tables: Sequence[str]) -> list[str]:
-    """`a.x = b.y` for each foreign key between two of `tables`."""
-    shown = {fold(t) for t in tables}
-    joins = []
-    for fk in db.foreign_keys:
-        if fold(fk.table) in shown and fold(fk.ref_table) in shown:
-            pairs = zip(fk.columns, fk.ref_columns, strict=False)
-            left, right = _shown_name(db, fk.table), _shown_name(db, fk.ref_table)
-            joins.append(" AND ".join(f"{left}.{a} = {right}.{b}" for a, b in pairs))
-    return list(dict.fromkeys(joins))
-
-
-def _read_name(db: Database, name: str) -> str:
-    """A table `check_sql` resolved (an id, or a wildcard over ids: `web__ga_sessions_*`) as
-    its engine names it (`project.web.ga_sessions_*`)."""
-    if db.has_table(name):
-        return _shown_name(db, name, quoted=False)
-    stem = fold(name.rstrip("*"))
-    member = next((t for t in db.tables if fold(t.name).startswith(stem)), None)
-    if not name.endswith("*") or member is None or not member.engine_name:
-        return name
-    parts = name_parts(member)
-    kept = len(parts[-1]) - (len(member.name) - len(stem))
-    return ".".join((*parts[:-1], parts[-1][:kept] + "*"))
-
-
-def _shown_name(db: Database, name: str, *, quoted: bool = True) -> str:
-    """Table `name` of `db` as its engine names it (quoted for SQL, or its dotted parts)."""
-    table: Table = db.table(name)
-    if not table.engine_name:
-        return table.name
-    return table_sql(db, table) if quoted else ".".join(name_parts(table))
 
 
 def generation_pipeline(
