@@ -9,6 +9,9 @@ is not among the k teaches nothing the reranker can act on and is counted, not k
     .venv/bin/python benchmarks/reranker_groups.py --store /tmp/kb-s2c --name spider2 \
         --out .schemarag/reranker/groups-spider2.jsonl
 
+With `--paraphrases FILE` it ranks the rewrites of `benchmarks/paraphrase_questions.py` instead,
+each with the synthetic questions of its database and tables masked.
+
 A line: question, gold database, the k databases, the retriever's scores, the texts, the index of
 the gold one, and whether the database is held out (`train_reranker.held_out`). The file is
 written as it goes and resumed where it stopped. Never a measured question: the check of
@@ -58,6 +61,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--data", type=Path, default=DATA)
     parser.add_argument("--k", type=int, default=5)
     parser.add_argument("--limit", type=int, default=None)
+    parser.add_argument(
+        "--paraphrases",
+        type=Path,
+        help="rank these rewrites (benchmarks/paraphrase_questions.py) instead of the store's "
+        "synthetic questions, each with its synthetic siblings masked",
+    )
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
     try:
@@ -70,6 +79,14 @@ def main(argv: list[str] | None = None) -> int:
     for row in rows:
         key = (fold(row["db_id"]), tuple(sorted(fold(t) for t in row["tables"])))
         siblings.setdefault(key, set()).add(normalize_question(row["question"]))
+    if args.paraphrases is not None:
+        with args.paraphrases.open(encoding="utf-8") as lines:
+            rewrites = [json.loads(line) for line in lines if line.strip()]
+        rows = [
+            {"question": r["question"], "db_id": r["db"], "tables": r["tables"]}
+            for r in rewrites
+            if "question" in r
+        ][: args.limit]
     done = 0
     if args.out.is_file():
         done = sum(1 for _ in args.out.open(encoding="utf-8"))
