@@ -205,6 +205,8 @@ class Estate:
         the id; any case), `limit` from `offset`, with their table counts and names, the
         description the catalog gives their tables, and their twin groups."""
         tables: dict[str, list[str]] = {}
+        #: tables per database beyond those named (the shards a build indexes once)
+        shards: dict[str, int] = {}
         dialects: dict[str, str] = {}
         descriptions: dict[str, str] = {}
         catalog = self.catalog
@@ -226,6 +228,9 @@ class Estate:
                 manifest = loaded.manifest
                 twins = manifest.twins if manifest is not None else []
                 dialects = manifest.dialects if manifest is not None else {}
+                for family in manifest.families if manifest is not None else ():
+                    db_id = str(family.get("database", ""))
+                    shards[db_id] = shards.get(db_id, 0) + int(family.get("tables", 1)) - 1
                 build_id = loaded.build_id
         ids = sorted(tables, key=str.lower)
         if pattern:
@@ -240,7 +245,8 @@ class Estate:
         page = ids[offset : offset + limit]
         databases = []
         for db_id in page:
-            item: dict[str, Any] = {"db_id": db_id, "tables": len(tables[db_id])}
+            count = len(tables[db_id]) + shards.get(db_id, 0)
+            item: dict[str, Any] = {"db_id": db_id, "tables": count}
             if db_id in dialects:
                 item["dialect"] = dialects[db_id]
             item["table_names"] = tables[db_id][:20]

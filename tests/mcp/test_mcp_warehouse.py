@@ -305,6 +305,8 @@ def test_before_the_catalog_loads_the_store_names_each_dialect_and_real_table(es
     assert family["first"] == "acme-retail-prod.web_analytics.ga_sessions_20240101"
     assert "BigQuery: 1 (acme-retail-prod)" in before["instructions"]
     assert before["instructions"] == after["instructions"]
+    counts = {d["db_id"]: d["tables"] for d in after["listed"]["databases"]}
+    assert {d["db_id"]: d["tables"] for d in before["listed"]["databases"]} == counts
     shop = next(d for d in before["listed"]["databases"] if d["db_id"] == "SHOP_DB")
     assert shop["dialect"] == "snowflake"
     assert "SHOP_DB.SALES.ORDERS" in shop["table_names"]
