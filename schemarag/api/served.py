@@ -199,6 +199,12 @@ class ServedIndex:
         return self._current is not None
 
     @property
+    def settled(self) -> bool:
+        """Whether waiting for the first build is over: one is served, or the store is empty,
+        failed or unreachable (`pending` says which)."""
+        return self.ready or self._pending.state not in ("starting", "loading")
+
+    @property
     def current(self) -> Loaded | None:
         return self._current
 

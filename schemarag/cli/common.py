@@ -16,6 +16,7 @@ from schemagraph.source_kinds import sources_help
 
 if TYPE_CHECKING:
     from indexer import StoreLocation
+    from indexer.building.manifest import Manifest
     from schemagraph import Catalog, TraversalConfig
     from schemarag.settings import Settings
 
@@ -241,30 +242,28 @@ def query_store(args: argparse.Namespace, settings: Settings) -> str:
 
 def use_remembered_sources(
     args: argparse.Namespace, location: StoreLocation, *, say: bool = True
-) -> None:
+) -> Manifest | None:
     """Without `--source`, the sources the served build of `location` was built from (its
     manifest's `sources`), set as `args.source` (and `args.sources_remembered`) with the schemas
     a URL source was restricted to (`args.source_schemas`, `args.source_exclude`) and, with
-    `say`, named on stderr (a
-    server's log says where its catalog came from). A remembered file or
-    folder that is not there any more is a `UsageError` naming it and `--source`. Nothing
+    `say`, named on stderr (a server's log says where its catalog came from). A remembered file
+    or folder that is not there any more is a `UsageError` naming it and `--source`. Nothing
     changes when `--source` is given or the store has no build, or none that recorded its
-    sources."""
+    sources. Returns the manifest it read (None when it read none)."""
     from indexer.building.manifest import read_manifest
     from schemagraph.sources.remembered import moved_source
 
     if args.source:
-        return
+        return None
     build = location.current()
     if build is None:
-        return
+        return None
+    manifest = read_manifest(location, build)
     records = [
-        r
-        for r in read_manifest(location, build).sources
-        if isinstance(r, dict) and isinstance(r.get("spec"), str)
+        r for r in manifest.sources if isinstance(r, dict) and isinstance(r.get("spec"), str)
     ]
     if not records:
-        return
+        return manifest
     for record in records:
         moved = moved_source(record["spec"])
         if moved is not None:
@@ -283,6 +282,7 @@ def use_remembered_sources(
             f"{' '.join(args.source)} (--source overrides)",
             file=sys.stderr,
         )
+    return manifest
 
 
 def load_given_sources(args: argparse.Namespace) -> Catalog:

@@ -81,7 +81,6 @@ def cmd_mcp(args: argparse.Namespace) -> int:
 
     if importlib.util.find_spec("mcp") is None:  # optional: the SDK is imported below
         raise MissingDependencyError("mcp", "mcp", "schemarag mcp")
-    from indexer.building.manifest import read_manifest
     from schemagraph import Catalog
     from schemagraph.sql import close_engines
     from schemarag.api import ApiOptions, ServedIndex
@@ -93,10 +92,8 @@ def cmd_mcp(args: argparse.Namespace) -> int:
 
     options = ApiOptions.from_env()
     location = StoreLocation.parse(args.store or settings.store_path, collection=args.collection)
-    use_remembered_sources(args, location)
+    manifest = use_remembered_sources(args, location)
     given = not getattr(args, "sources_remembered", False)
-    build = location.current()
-    manifest = read_manifest(location, build) if build is not None else None
     source = store_source(args, settings)
     served = ServedIndex(source, interval_s=options.reload_interval_s)
     catalog: Catalog | PendingCatalog | None = None
@@ -111,9 +108,7 @@ def cmd_mcp(args: argparse.Namespace) -> int:
             generate = generation_pipeline(catalog, settings.llm())
     elif args.source:  # remembered by the build, which loaded it: the index first, so that
         # find_tables answers before the catalog has loaded
-        catalog = PendingCatalog(
-            lambda: load_given_sources(args), after=lambda: estate.index_settled()
-        )
+        catalog = PendingCatalog(lambda: load_given_sources(args), after=lambda: served.settled)
     served.start()
     estate = Estate(
         served,

@@ -233,7 +233,9 @@ def make_app(args: argparse.Namespace, settings: Settings) -> FastAPI:
     catalog: Catalog | PendingCatalog | None = generation.catalog
     if args.source and catalog is None:
         if getattr(args, "sources_remembered", False):  # loaded by the build: after the index
-            catalog = PendingCatalog(lambda: load_given_sources(args), after=lambda: settled())
+            catalog = PendingCatalog(
+                lambda: load_given_sources(args), after=lambda: app.state.served.settled
+            )
         else:  # typed on the command line: checked at once
             catalog = load_given_sources(args)
     if catalog is not None:
@@ -246,11 +248,6 @@ def make_app(args: argparse.Namespace, settings: Settings) -> FastAPI:
         pool_llm=pool_llm,
         examples=examples,
     )
-    served = app.state.served
-
-    def settled() -> bool:
-        return bool(served.ready or served.pending.state not in ("starting", "loading"))
-
     if isinstance(catalog, PendingCatalog):
         catalog.start()
     configure_logging(access=not args.no_access_log)

@@ -112,10 +112,6 @@ class Estate:
         """Whether there is a catalog, loaded or loading."""
         return self._catalog is not None
 
-    def index_settled(self) -> bool:
-        """Whether the index has loaded, or cannot be (a pending catalog loads after it)."""
-        return bool(self.served.ready or self.served.pending.state not in ("starting", "loading"))
-
     def _loaded_catalog(self) -> Catalog:
         """The catalog, waited for while it loads; `EstateError` without one."""
         if self._catalog is None:
@@ -138,10 +134,8 @@ class Estate:
         from schemarag.api.served import IndexNotReadyError
 
         deadline = time.monotonic() + self.ready_timeout_s
-        while not self.served.ready and time.monotonic() < deadline:
-            if self.served.pending.state not in ("starting", "loading"):
-                break  # empty, failed or unreachable: say so now
-            time.sleep(0.05)
+        while not self.served.settled and time.monotonic() < deadline:
+            time.sleep(0.05)  # empty, failed or unreachable: said at once
         try:
             with self.served.lease() as loaded:
                 yield loaded

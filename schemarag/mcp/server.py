@@ -113,7 +113,7 @@ async def _loaded(estate: Estate, ctx: Context) -> None:
     still loading (or why it cannot) when it has not."""
     served = estate.served
     waited = 0.0
-    while not served.ready and served.pending.state in ("starting", "loading"):
+    while not served.settled:
         if waited >= estate.ready_timeout_s:
             break
         pending = served.pending
