@@ -2,7 +2,7 @@
 VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
-PKGS   := schemagraph indexer retriever generator providers schemarag evaluation
+PKGS   := schemagraph store indexer retriever generator providers schemarag evaluation
 
 .PHONY: install demo test lint typecheck unit bench-scale clean
 

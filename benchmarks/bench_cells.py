@@ -31,11 +31,11 @@ from typing import Any
 
 from evaluation.datasets import load_files
 from evaluation.recall import run_recall
-from indexer.building.location import StoreLocation
-from indexer.building.manifest import read_manifest
 from retriever import Retriever
 from schemarag.cli.retrieve import cached, make_query_embedder
 from schemarag.settings import Settings
+from store.location import StoreLocation
+from store.manifest import read_manifest
 
 REPO = Path(__file__).resolve().parent.parent
 KEYS = ("db_R@1", "db_R@1_twins", "db_R@5", "tab_R@5", "all_tabs@5", "all_tabs@10",

@@ -13,12 +13,12 @@ import sys
 import time
 from pathlib import Path
 
-from indexer import StoreLocation
-from indexer.building.manifest import read_manifest
 from providers import MiniLMEmbedder
 from retriever import Retriever
 from schemarag.cli.retrieve import single_threaded
 from schemarag.settings import Settings
+from store import StoreLocation
+from store.manifest import read_manifest
 
 REPO = Path(__file__).resolve().parent.parent
 

@@ -30,15 +30,15 @@ from typing import Any
 
 from train_reranker import DATA, held_out, measured_questions
 
-from indexer.building.location import QUESTIONS, StoreLocation
-from indexer.building.snapshot import read_snapshot
-from indexer.examples.records import SYNTHETIC
 from retriever import Retriever, StoreNotReadyError, served_build
 from retriever.rerank import database_texts
 from retriever.text import normalize_question
 from schemagraph.model import fold
 from schemarag.cli.retrieve import make_query_embedder
 from schemarag.settings import Settings
+from store.location import QUESTIONS, StoreLocation
+from store.records import SYNTHETIC
+from store.snapshot import read_snapshot
 
 log = logging.getLogger("reranker_groups")
 

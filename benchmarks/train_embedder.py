@@ -41,13 +41,13 @@ import torch
 
 from evaluation.bird import evaluated_questions, prefixed_tables
 from evaluation.datasets import load_files
-from indexer.building.table_documents import table_document
 from providers.minilm_embedder import default_minilm_path
 from providers.schema_adapters import TARGETS, LoRALinear
 from retriever.lexical import TableBM25
 from retriever.tables import TableEntry
 from retriever.text import normalize_question
 from schemagraph.model import fold
+from store.table_documents import table_document
 
 REPO = Path(__file__).resolve().parent.parent
 SPIDER = REPO.parent / "shared/data/spider"

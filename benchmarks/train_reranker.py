@@ -61,7 +61,6 @@ import numpy as np
 
 from evaluation.bird import evaluated_questions, prefixed_tables
 from evaluation.estates import EstateSpec, generate_estate
-from indexer.building.table_documents import table_document
 from indexer.synthesis.chains import make_chain_runner, make_feedback, make_synthesizer
 from retriever.lexical import TableBM25
 from retriever.rerank import CrossEncoder, blend_order, condensed_schema, standardized
@@ -74,6 +73,7 @@ from schemagraph.samples import sample_database
 from schemagraph.seeds import derive_seed
 from schemagraph.sources import load_catalog
 from schemarag.cli.result_file import commit, machine
+from store.table_documents import table_document
 
 REPO = Path(__file__).resolve().parent.parent
 DATA = REPO.parent / "shared/data"

@@ -37,12 +37,12 @@ def ensure_index(
     from indexer import (
         BuildConfig,
         BuildServices,
-        StoreLocation,
         build_index,
         make_chain_runner,
         make_feedback,
         make_synthesizer,
     )
+    from store import StoreLocation
 
     synthesizer = make_synthesizer("template", None)
     config = BuildConfig(chains=chains, iterations=iterations)
@@ -66,7 +66,8 @@ def ensure_examples_index(
     report."""
     import shutil
 
-    from indexer import StoreLocation, add_examples, read_examples
+    from indexer import add_examples, read_examples
+    from store import StoreLocation
 
     found = read_examples(examples)
     location = StoreLocation.parse(store)

@@ -2,10 +2,11 @@
 
 Three rooms: `synthesis` (the template and LLM synthesizers, ICRL, reward, feedback: pairs for
 one traversal), `examples` (users' own pairs: files, records, the store that keeps them) and
-`building` (plan, journal, loading, snapshot, manifest, publishing, the store's layout and lock);
-`validate` (SQL checked against a database) serves the first two.
+`building` (plan, journal, synthesis steps, loading, publishing); `validate` (SQL checked against
+a database) serves the first two. Where a build lives and what it holds (location, manifest,
+snapshot, table documents) is the `store` package's, which the retriever reads too.
 
-location = StoreLocation.parse(".schemarag/store")
+location = store.StoreLocation.parse(".schemarag/store")
 runner = make_chain_runner(make_synthesizer("template", None), make_feedback("rule", None),
                            chains=3, iterations=2)
 report = build_index(catalog, location, BuildServices(runner, "template", embedder))
@@ -23,14 +24,11 @@ import lazy_loader
 
 if TYPE_CHECKING:
     from indexer.building.config import BuildConfig, BuildServices
-    from indexer.building.layout import CollectionLayout
-    from indexer.building.location import StoreLocation
     from indexer.building.report import BuildReport
     from indexer.building.run import build_index
     from indexer.building.status import index_status
     from indexer.building.synthesize import auto_processes
-    from indexer.building.table_documents import table_document
-    from indexer.errors import BuildError, ExamplesFileError, IndexerError, StoreError
+    from indexer.errors import BuildError, ExamplesFileError, IndexerError
     from indexer.examples.files import ExampleFile, Rejected, UserExample, read_examples
     from indexer.examples.stored import ExampleStore, StoredExample
     from indexer.examples.updates import (
@@ -58,16 +56,13 @@ __getattr__, __dir__, _ = lazy_loader.attach(
     __name__,
     submod_attrs={
         "building.config": ["BuildConfig", "BuildServices"],
-        "building.layout": ["CollectionLayout"],
         "building.run": ["build_index"],
         "building.synthesize": ["auto_processes"],
         "synthesis.chains": ["make_chain_runner", "make_feedback", "make_synthesizer"],
-        "errors": ["BuildError", "ExamplesFileError", "IndexerError", "StoreError"],
+        "errors": ["BuildError", "ExamplesFileError", "IndexerError"],
         "examples.files": ["ExampleFile", "Rejected", "UserExample", "read_examples"],
         "examples.stored": ["ExampleStore", "StoredExample"],
-        "building.table_documents": ["table_document"],
         "building.report": ["BuildReport"],
-        "building.location": ["StoreLocation"],
         "building.status": ["index_status"],
         "examples.updates": [
             "ExamplesReport",
@@ -96,15 +91,12 @@ __all__ = [
     "BuildError",
     "BuildReport",
     "BuildServices",
-    "CollectionLayout",
     "ExampleFile",
     "ExampleStore",
     "ExamplesFileError",
     "ExamplesReport",
     "IndexerError",
     "Rejected",
-    "StoreError",
-    "StoreLocation",
     "StoredExample",
     "UserExample",
     "Validation",
@@ -117,7 +109,6 @@ __all__ = [
     "make_synthesizer",
     "read_examples",
     "remove_examples",
-    "table_document",
     "validate_examples",
     "validate_sql",
 ]

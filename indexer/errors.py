@@ -1,10 +1,10 @@
 """Errors raised by the indexer.
 
-IndexerError             root: a user-facing problem with a build or a store
-├── StoreError           the store is missing, malformed or locked
-│   └── StoreBusyError   another build holds the store's build lock
+IndexerError             root: a user-facing problem with a build
 ├── BuildError           a build cannot proceed (bad settings, nothing to index)
 └── ExamplesFileError    a file of users' examples cannot be read at all
+
+The store's errors (`StoreError`, `StoreBusyError`) are `store.errors`'.
 """
 
 from __future__ import annotations
@@ -12,14 +12,6 @@ from __future__ import annotations
 
 class IndexerError(Exception):
     """Root of every indexer error meant for a user."""
-
-
-class StoreError(IndexerError):
-    """The knowledge-base store cannot be used as asked."""
-
-
-class StoreBusyError(StoreError):
-    """Another build (or examples change) holds the store's build lock."""
 
 
 class BuildError(IndexerError):

@@ -21,10 +21,10 @@ import heapq
 from collections.abc import Collection, Sequence
 from difflib import SequenceMatcher
 
-from indexer.examples.records import USER
 from retriever.knowledge import QuestionHit
 from retriever.result import Example
 from retriever.text import skeleton
+from store.records import USER
 
 SKELETON_WEIGHT = 0.6
 #: added to the similarity of a user example (see the module docstring)

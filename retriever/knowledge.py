@@ -4,7 +4,7 @@ The table collection is small (one point per table) and is read whole when a ret
 The question collection is searched per query: through Qdrant (`query_points`) for a server
 store, and by default from memory for an embedded one (`retriever.question_index`: the same
 exact search without qdrant-client's per-point Python filters), read from the build's snapshot
-files (`indexer.building.snapshot`) without opening Qdrant at all, or, for builds made before
+files (`store.snapshot`) without opening Qdrant at all, or, for builds made before
 snapshots, from the Qdrant folder, whose client is closed once loaded: either way an in-memory
 knowledge base holds no lock on the build's folder.
 `in_memory=False` searches an embedded store through Qdrant as well.
@@ -21,12 +21,12 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from indexer.building.location import QUESTIONS, TABLES, StoreLocation
-from indexer.building.manifest import Manifest, read_manifest
-from indexer.building.snapshot import read_snapshot
 from retriever.errors import StoreNotReadyError
 from retriever.question_index import InMemoryQuestions, QuestionHit, hit_from_payload
 from retriever.tables import TableEntry
+from store.location import QUESTIONS, TABLES, StoreLocation
+from store.manifest import Manifest, read_manifest
+from store.snapshot import read_snapshot
 
 log = logging.getLogger(__name__)
 

@@ -17,10 +17,10 @@ import numpy as np
 import numpy.typing as npt
 from rank_bm25 import BM25Okapi
 
-from indexer.synthesis.humanize import humanize
 from retriever.tables import TableEntry
 from retriever.text import STOPWORDS, joined_terms, normalize_value, terms, words
 from schemagraph.documentation import quoted_values
+from schemagraph.humanize import humanize
 from schemagraph.model import fold
 
 MAX_VALUE_WORDS = 5

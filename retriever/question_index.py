@@ -15,7 +15,7 @@ it returns, and what that costs the database ranking, is measured in docs/BENCHM
 (latency, and the decision log).
 
 Memory: 4 bytes x dimension per question (1.5 KB with MiniLM; 1.5 GB for a million), plus the
-payload strings; read from a build's snapshot (`indexer.building.snapshot`) the matrix is mapped
+payload strings; read from a build's snapshot (`store.snapshot`) the matrix is mapped
 from disk, so server workers share it (with cells, each process holds its own copy, in cell order).
 Past a few million questions, serve from a Qdrant server.
 """
@@ -28,7 +28,7 @@ from typing import Any, NamedTuple
 import numpy as np
 import numpy.typing as npt
 
-from indexer.examples.records import SYNTHETIC, USER
+from store.records import SYNTHETIC, USER
 
 #: an unfiltered search probes cells (`Cells`) when there are at least this many questions
 CELLS_FROM = 50_000

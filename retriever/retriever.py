@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,10 +24,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from indexer.building.location import StoreLocation
-from indexer.building.manifest import Manifest
-from indexer.examples.records import USER
-from providers import LLM, Embedder, StructuredOutputError
+from providers import LLM, Embedder, StructuredOutputError, make_embedder
 from retriever.completion import fk_adjacency, join_paths
 from retriever.config import DEFAULT_CONFIG, RetrieverConfig
 from retriever.errors import RetrieverError
@@ -42,7 +39,7 @@ from retriever.fusion import (
     shift_dense,
     user_nearest,
 )
-from retriever.knowledge import KnowledgeBase, QuestionHit
+from retriever.knowledge import KnowledgeBase, QuestionHit, served_build
 from retriever.lexical import SchemaLinker, TableBM25
 from retriever.pooling import pool
 from retriever.question_index import Cells
@@ -53,6 +50,9 @@ from retriever.tables import TableEntry, group_by_database
 from retriever.text import normalize_question, normalize_value, stem, words
 from retriever.twins import TwinSeparator
 from schemagraph.model import fold
+from store.location import StoreLocation
+from store.manifest import Manifest
+from store.records import USER
 
 log = logging.getLogger(__name__)
 
@@ -177,30 +177,40 @@ class Retriever:
     def open(
         cls,
         store: str | Path | StoreLocation,
-        embedder: Embedder,
+        embedder: Embedder | Callable[[str], Embedder] | None = None,
         *,
         collection: str = "schemarag",
         api_key: str | None = None,
         in_memory: bool | None = None,
         config: RetrieverConfig = DEFAULT_CONFIG,
         pool_llm: LLM | None = None,
-        vocabulary_embedder: Embedder | None = None,
+        vocabulary_embedder: Embedder | Callable[[Embedder], Embedder] | None = None,
         served: tuple[str, Manifest] | None = None,
     ) -> Retriever:
-        """A retriever over the served build of `store` (a folder or a Qdrant server URL).
+        """A retriever over the served build of `store` (a folder or a Qdrant server URL): the
+        one opener of the CLI, the HTTP app and the MCP server.
 
-        `embedder` must be the one the build used (its `name` is in the build's manifest);
-        `in_memory`: search the synthetic questions from memory rather than through Qdrant
-        (default: for a folder; see `retriever.knowledge`); `config`, `pool_llm`,
-        `vocabulary_embedder`: as for `Retriever`; `served`: the build and manifest the caller
-        read (`retriever.knowledge.served_build`)."""
+        `embedder`: the one the build used (its `name` is in the build's manifest), or a
+        function that makes it from the embedder spec the manifest names, or None for
+        `providers.make_embedder` of that spec. `in_memory`: search the synthetic questions
+        from memory rather than through Qdrant (default: for a folder; see
+        `retriever.knowledge`); `config`, `pool_llm`: as for `Retriever`;
+        `vocabulary_embedder`: as for `Retriever`, or a function of the embedder; `served`:
+        the build and manifest the caller read (`retriever.knowledge.served_build`), else
+        read here, once."""
+        location = (
+            store
+            if isinstance(store, StoreLocation)
+            else StoreLocation.parse(store, collection=collection, api_key=api_key)
+        )
+        served = served if served is not None else served_build(location)
+        if embedder is None or (callable(embedder) and not isinstance(embedder, Embedder)):
+            make = embedder if embedder is not None else make_embedder
+            embedder = make(served[1].embedder_spec())
+        if vocabulary_embedder is not None and not isinstance(vocabulary_embedder, Embedder):
+            vocabulary_embedder = vocabulary_embedder(embedder)
         kb = KnowledgeBase.open(
-            store,
-            collection=collection,
-            api_key=api_key,
-            embedder_name=embedder.name,
-            in_memory=in_memory,
-            served=served,
+            location, embedder_name=embedder.name, in_memory=in_memory, served=served
         )
         try:
             entries, vectors = kb.table_entries()

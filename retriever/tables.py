@@ -13,10 +13,10 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from indexer.building.table_documents import VALUES_PER_COLUMN, table_document
 from providers import Embedder
 from schemagraph import Catalog, DatabaseSample, sample_database
 from schemagraph.model import fold
+from store.table_documents import VALUES_PER_COLUMN, table_document
 
 
 @dataclass(frozen=True)
@@ -103,7 +103,7 @@ def entries_from_catalog(
     seed: int = 0,
 ) -> list[TableEntry]:
     """Table entries built as the indexer builds them
-    (`indexer.building.table_documents.table_document`)."""
+    (`store.table_documents.table_document`)."""
     out: list[TableEntry] = []
     for db in catalog:
         sample: DatabaseSample | None = sample_database(db, seed=seed) if with_values else None

@@ -47,14 +47,15 @@ ERRORS: Mapping[str, ErrorRule] = {
     # narrower classes of the packages' roots
     "retriever.errors.StoreNotReadyError": NOT_READY,
     "generator.errors.RetrievalNeededError": NOT_READY,
-    "indexer.errors.StoreBusyError": ErrorRule(409, "busy", retry_after=5),
-    "indexer.errors.StoreError": ErrorRule(503, "not_ready", retry_after=5),
+    "store.errors.StoreBusyError": ErrorRule(409, "busy", retry_after=5),
+    "store.errors.LayoutError": INVALID,
     "schemagraph.errors.CatalogError": ErrorRule(422, "invalid_request", field="db_id"),
     # the packages' roots
     "schemagraph.errors.SchemaGraphError": INVALID,
     "retriever.errors.RetrieverError": INVALID,
     "generator.errors.GeneratorError": INVALID,
     "indexer.errors.IndexerError": INVALID,
+    "store.errors.StoreError": ErrorRule(503, "not_ready", retry_after=5),
     "providers.errors.ProviderError": ErrorRule(502, "upstream_error", prefix="{provider}: "),
     "evaluation.errors.EvaluationError": INVALID,
     # a Qdrant server that cannot be reached or fails

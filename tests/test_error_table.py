@@ -16,10 +16,13 @@ def test_every_row_names_an_exception_class_that_finds_its_own_row() -> None:
 
 
 def test_an_error_is_answered_by_its_nearest_class() -> None:
-    from indexer.errors import BuildError, IndexerError, StoreBusyError
+    from indexer.errors import BuildError, IndexerError
     from retriever.errors import RetrieverError
+    from store.errors import LayoutError, StoreBusyError, StoreError
 
-    assert rule_for(StoreBusyError("held")) == ERRORS["indexer.errors.StoreBusyError"]
+    assert rule_for(StoreBusyError("held")) == ERRORS["store.errors.StoreBusyError"]
+    assert rule_for(StoreError("gone")).code == "not_ready"  # type: ignore[union-attr]
+    assert rule_for(LayoutError("shards must be >= 1")).code == "invalid_request"  # type: ignore[union-attr]
     assert issubclass(BuildError, IndexerError)
     assert rule_for(BuildError("x")) == ERRORS["indexer.errors.IndexerError"]
     assert rule_for(RetrieverError("x")).code == "invalid_request"  # type: ignore[union-attr]

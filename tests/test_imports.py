@@ -11,7 +11,7 @@ from pathlib import Path
 import networkx as nx
 
 REPO = Path(__file__).resolve().parents[1]
-PRODUCT = ("schemagraph", "providers", "indexer", "retriever", "generator")
+PRODUCT = ("schemagraph", "providers", "store", "indexer", "retriever", "generator")
 PACKAGES = (*PRODUCT, "schemarag", "evaluation")
 #: groups of modules allowed to import each other (none: add one only with a reason)
 KNOWN_CYCLES: frozenset[frozenset[str]] = frozenset()
@@ -144,4 +144,22 @@ def test_every_manifest_reader_gets_the_typed_manifest() -> None:
     for path in (REPO / "benchmarks").glob("*.py"):
         if ".manifest(" in path.read_text(encoding="utf-8"):
             raw_readers.add(f"benchmarks.{path.stem}")
-    assert raw_readers == {"indexer.building.manifest"}
+    assert raw_readers == {"store.manifest"}
+
+
+def test_the_store_is_read_without_the_indexer() -> None:
+    """The retriever reads a build through `store` alone, and `store` imports only `schemagraph`
+    and `providers` of the project: neither reaches into the indexer that writes builds."""
+    graph = import_graph()
+    offenders = sorted(
+        f"{name} imports {target}"
+        for name, target in graph.edges
+        if (name.startswith(("retriever", "store")) and target.startswith("indexer"))
+        or (
+            name.startswith("store")
+            and target.split(".")[0] not in ("store", "schemagraph", "providers")
+        )
+    )
+    assert offenders == []
+    assert graph.has_edge("retriever.knowledge", "store.snapshot")
+    assert graph.has_edge("indexer.building.load", "store.snapshot")

@@ -1,5 +1,5 @@
 """How to build (`BuildConfig`) and with what (`BuildServices`); the collections' layout is
-`indexer.building.layout.CollectionLayout`."""
+`store.layout.CollectionLayout`."""
 
 from __future__ import annotations
 
@@ -7,11 +7,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from indexer.building.layout import CollectionLayout
 from indexer.errors import BuildError
 from indexer.synthesis.pairs import ChainRunner
 from providers import Embedder
 from schemagraph import TraversalConfig
+from store.layout import CollectionLayout
 
 
 @dataclass(frozen=True)

@@ -3,8 +3,8 @@ the snapshot readers load.
 
 Embedded stores start from a copy of the base build's folder; a server store copies the base
 collections' points. Then the removed keys' points are deleted, the journal's records
-upserted, the table documents carried over or written again (`indexer.building.table_documents`),
-and, for an embedded store, the collections written as flat files (`indexer.building.snapshot`),
+upserted, the table documents carried over or written again (`store.table_documents`),
+and, for an embedded store, the collections written as flat files (`store.snapshot`),
 derived from the base snapshot and the journal where they can be. Safe to redo from the start
 after a crash: a build's folder is private until it is published.
 """
@@ -23,8 +23,11 @@ import numpy as np
 
 from indexer.building.config import BuildConfig
 from indexer.building.journal import Journal
-from indexer.building.location import QUESTIONS, TABLES, StoreLocation, copy_build, open_client
-from indexer.building.snapshot import (
+from indexer.errors import BuildError
+from providers import Embedder
+from schemagraph import Catalog, sample_database
+from store.location import QUESTIONS, TABLES, StoreLocation, copy_build, open_client
+from store.snapshot import (
     QUESTION_FIELDS,
     Chunk,
     kept_rows,
@@ -32,10 +35,7 @@ from indexer.building.snapshot import (
     unit_rows,
     write_snapshot,
 )
-from indexer.building.table_documents import table_document
-from indexer.errors import BuildError
-from providers import Embedder
-from schemagraph import Catalog, sample_database
+from store.table_documents import table_document
 
 log = logging.getLogger("indexer.building")  # the name log configurations know
 
@@ -271,7 +271,7 @@ def _write_snapshot(
     timings: dict[str, float],
 ) -> None:
     """Embedded stores: the build's collections as flat files for readers
-    (`indexer.building.snapshot`), from the base build's snapshot, the journal and the table rows of
+    (`store.snapshot`), from the base build's snapshot, the journal and the table rows of
     `_load_tables`. Rows that cannot be derived (a base snapshot written before snapshots kept keys)
     or whose count is not the collection's (`count` questions) are read back from the collections
     instead."""

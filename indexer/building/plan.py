@@ -22,11 +22,11 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from indexer.building.manifest import Manifest
-from indexer.building.table_documents import DOCUMENT_VERSION
 from indexer.examples.records import Dropped, ExamplePlan, plan_examples
 from indexer.examples.stored import StoredExample
 from schemagraph import Catalog, Database, Traversal, database_fingerprint, table_fingerprint
+from store.manifest import Manifest
+from store.table_documents import DOCUMENT_VERSION
 
 #: what a synthetic pair is: raised when the templates' wording or the checks a pair must pass
 #: (`indexer.validate`, `indexer.synthesis.faithful`) change, so that the next build

@@ -13,8 +13,8 @@ import shutil
 from datetime import UTC, datetime
 
 from indexer.building.journal import Journal
-from indexer.building.location import StoreLocation, open_client
-from indexer.building.manifest import Manifest
+from store.location import StoreLocation, open_client
+from store.manifest import Manifest
 
 log = logging.getLogger("indexer.building")  # the name log configurations know
 

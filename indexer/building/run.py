@@ -5,7 +5,7 @@ synthesize, carry over, remove and rewrite; an unchanged catalog is reported up 
 once, with no provider call), then carries the plan out in steps: synthesize and journal
 (`indexer.building.synthesize`), load the collections and write the snapshot
 (`indexer.building.load`), report (`indexer.building.report`), and publish the manifest
-(`indexer.building.manifest`) atomically (`indexer.building.publish`), so readers keep the previous
+(`store.manifest`) atomically (`indexer.building.publish`), so readers keep the previous
 complete build until then. Work is journaled per batch of traversals, so a killed build resumes
 where it stopped.
 """
@@ -22,8 +22,6 @@ from typing import Any
 from indexer.building.config import BuildConfig, BuildServices
 from indexer.building.journal import Journal
 from indexer.building.load import load_knowledge_base
-from indexer.building.location import QUESTIONS, TABLES, StoreLocation, build_lock
-from indexer.building.manifest import Manifest, read_manifest
 from indexer.building.plan import BuildPlan, plan_build, synthesis_signature, table_signature
 from indexer.building.publish import discard, open_journal, publish, settle_pending, start_or_resume
 from indexer.building.report import BuildReport
@@ -39,6 +37,8 @@ from schemagraph import (
 from schemagraph.containment import find_relations
 from schemagraph.dialects import runnable, sql_dialect
 from schemagraph.families import collapse_families, find_families
+from store.location import QUESTIONS, TABLES, StoreLocation, build_lock
+from store.manifest import Manifest, read_manifest
 
 log = logging.getLogger("indexer.building")  # the name log configurations know
 

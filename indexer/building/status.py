@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from indexer.building.location import StoreLocation, running_build
-from indexer.building.manifest import Manifest, read_manifest
 from indexer.examples.stored import FILE, ExampleStore
+from store.location import StoreLocation, running_build
+from store.manifest import Manifest, read_manifest
 
 
 def index_status(location: StoreLocation) -> dict[str, Any]:

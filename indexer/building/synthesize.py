@@ -26,14 +26,7 @@ from indexer.building.config import BuildConfig, BuildServices
 from indexer.building.journal import Journal, JournalRecord
 from indexer.building.load import UPSERT_BATCH, chunk_size, point_id
 from indexer.errors import BuildError
-from indexer.examples.records import (
-    ORIGIN,
-    SYNTHETIC,
-    ExamplePlan,
-    example_payload,
-    example_point_id,
-)
-from indexer.synthesis.humanize import humanize
+from indexer.examples.records import ExamplePlan, example_payload, example_point_id
 from indexer.synthesis.pairs import ChainRunner
 from indexer.synthesis.warehouse_roles import is_warehouse, once, unsharded
 from providers import Embedder
@@ -47,7 +40,9 @@ from schemagraph import (
     sample_database,
     table_fingerprint,
 )
+from schemagraph.humanize import humanize
 from schemagraph.parent_watch import exit_with_parent
+from store.records import ORIGIN, SYNTHETIC
 
 log = logging.getLogger("indexer.building")  # the name log configurations know
 

@@ -24,13 +24,8 @@ from typing import Any
 
 from indexer.examples.stored import StoredExample
 from schemagraph import Catalog, table_fingerprint
+from store.records import ORIGIN, USER, USER_SYNTHESIZER
 
-ORIGIN = "origin"
-USER = "user"
-SYNTHETIC = "synthetic"
-#: the `synthesizer` of a user record: the benchmark's leakage check refuses any record that
-#: equals an evaluated question unless the template synthesizer wrote it
-USER_SYNTHESIZER = "user"
 KEY_PREFIX = "user:"
 
 _NAMESPACE = uuid.UUID("0e3b3a52-7f55-4b0c-8d0c-6a1f3c9e2d14")

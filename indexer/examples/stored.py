@@ -10,7 +10,7 @@ went) is left out of that build and reported, and stays here until it is removed
 again (adding its file again re-validates it against the current catalog).
 
 For a Qdrant server store the file is in the state folder, next to the journals and manifests.
-Writers hold the store's build lock (`indexer.building.location.build_lock`); readers need no lock
+Writers hold the store's build lock (`store.location.build_lock`); readers need no lock
 (SQLite's own locking and WAL keep a reader consistent).
 """
 
@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from indexer.building.location import StoreLocation
+from store.location import StoreLocation
 
 FILE = "examples.sqlite"
 

@@ -32,11 +32,9 @@ from typing import Any
 from indexer.building.config import BuildConfig
 from indexer.building.journal import Journal
 from indexer.building.load import load_knowledge_base
-from indexer.building.location import QUESTIONS, TABLES, StoreLocation, build_lock
-from indexer.building.manifest import Manifest, read_manifest
 from indexer.building.publish import JOURNAL, discard, open_journal, publish, start_or_resume
 from indexer.building.synthesize import journal_examples
-from indexer.errors import IndexerError, StoreError
+from indexer.errors import IndexerError
 from indexer.examples.files import Rejected, UserExample
 from indexer.examples.records import ExamplePlan, example_key
 from indexer.examples.stored import ExampleStore, StoredExample
@@ -44,6 +42,9 @@ from indexer.validate import validate_sql
 from providers import Embedder
 from schemagraph import Catalog, table_fingerprint
 from schemagraph.model import fold
+from store.errors import StoreError
+from store.location import QUESTIONS, TABLES, StoreLocation, build_lock
+from store.manifest import Manifest, read_manifest
 
 log = logging.getLogger("indexer.user_examples")  # the name log configurations know
 

@@ -36,7 +36,6 @@ from functools import lru_cache
 from sqlglot import exp, parse_one
 from sqlglot.errors import SqlglotError
 
-from indexer.synthesis.humanize import plural, singular
 from indexer.synthesis.phrasing_words import (
     AGE_COMPARE,
     AGG_WORDS,
@@ -59,6 +58,7 @@ from indexer.synthesis.phrasing_words import (
 )
 from indexer.synthesis.profiles import ColumnInfo, TableInfo, schema_table_info
 from schemagraph.dialects import dialect_of
+from schemagraph.humanize import plural, singular
 from schemagraph.model import Database, fold
 
 _SUFFIX = "_table_suffix"

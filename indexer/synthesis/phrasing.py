@@ -17,7 +17,6 @@ from __future__ import annotations
 import random
 from dataclasses import replace
 
-from indexer.synthesis.humanize import join_words, plural, possessive, singular, with_article
 from indexer.synthesis.phrasing_conditions import plain_refs, relative_clauses
 from indexer.synthesis.phrasing_words import (
     AGG_WORDS,
@@ -34,6 +33,7 @@ from indexer.synthesis.phrasing_words import (
 )
 from indexer.synthesis.profiles import ColumnInfo, TableInfo
 from indexer.synthesis.query_plans import Agg, Compare, Plan
+from schemagraph.humanize import join_words, plural, possessive, singular, with_article
 from schemagraph.model import fold
 
 

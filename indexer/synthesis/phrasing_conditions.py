@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import random
 
-from indexer.synthesis.humanize import join_words, with_article
 from indexer.synthesis.phrasing_words import (
     AGG_WORDS,
     COMPARE,
@@ -31,6 +30,7 @@ from indexer.synthesis.query_plans import (
     Ref,
     VsAggregate,
 )
+from schemagraph.humanize import join_words, with_article
 from schemagraph.model import fold
 
 

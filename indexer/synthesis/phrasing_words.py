@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import random
 
-from indexer.synthesis.humanize import join_words, plural
 from indexer.synthesis.profiles import ColumnInfo, TableInfo
 from indexer.synthesis.query_plans import Lit, Ref
+from schemagraph.humanize import join_words, plural
 from schemagraph.model import fold
 
 COMPARE = {

@@ -21,7 +21,6 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from functools import lru_cache
 
-from indexer.synthesis.humanize import entity, humanize
 from indexer.synthesis.warehouse_roles import (
     boolean,
     described_values,
@@ -36,6 +35,7 @@ from indexer.synthesis.warehouse_roles import (
     usable_columns,
 )
 from schemagraph.documentation import phrase
+from schemagraph.humanize import entity, humanize
 from schemagraph.model import Column, Database, ForeignKey, Table, fold
 from schemagraph.samples import DatabaseSample, TableSample
 from schemagraph.traversals import Traversal

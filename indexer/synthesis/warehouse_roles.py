@@ -23,9 +23,9 @@ import calendar
 import random
 import re
 
-from indexer.synthesis.humanize import humanize
 from schemagraph.dialects import dialect_of
 from schemagraph.documentation import quoted_values
+from schemagraph.humanize import humanize
 from schemagraph.model import Column, Database, Table, fold
 
 _UNUSABLE_TYPE = re.compile(

@@ -11,11 +11,12 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
-from indexer import ExamplesReport, Rejected, StoreError, StoreLocation, UserExample, add_examples
-from indexer.building.manifest import read_manifest
+from indexer import ExamplesReport, Rejected, UserExample, add_examples
 from providers import Embedder
 from schemagraph import Catalog
 from schemarag.pending_catalog import PendingCatalog, catalog_of
+from store import StoreError, StoreLocation
+from store.manifest import read_manifest
 
 #: how long a request waits for a catalog still being read (then 503, to retry)
 CATALOG_WAIT_S = 10.0

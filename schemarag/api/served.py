@@ -33,10 +33,10 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Literal, Protocol
 
-from indexer.building.manifest import Manifest
 from providers import LLM
 from retriever import Retriever
 from schemarag.api.metrics import Registry
+from store.manifest import Manifest
 
 log = logging.getLogger(__name__)
 

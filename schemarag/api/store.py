@@ -19,18 +19,16 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from indexer import StoreLocation
-from indexer.building.location import QUESTIONS
 from providers import CachedEmbedder, Embedder, ProviderCache
 from providers.embedding import Vectors
 from providers.threads import BACKGROUND_LOAD
 from retriever import (
     DEFAULT_CONFIG,
-    KnowledgeBase,
     Retriever,
     RetrieverConfig,
-    served_build,
 )
+from store import StoreLocation
+from store.location import QUESTIONS
 
 log = logging.getLogger(__name__)
 
@@ -228,28 +226,22 @@ class StoreSource:
     # -- loading ---------------------------------------------------------------------------
 
     def open(self) -> Retriever:
-        served = served_build(self.location)
-        spec = self.embedder_spec or served[1].embedder_spec()
-        embedder = self.embedder(spec)
-        vocabulary = VocabularyEmbedder(
-            embedder, CachedEmbedder(embedder, self.cache) if self.cache is not None else None
+        made: list[VocabularyEmbedder] = []
+
+        def vocabulary(embedder: Embedder) -> Embedder:
+            cached = CachedEmbedder(embedder, self.cache) if self.cache is not None else None
+            made.append(VocabularyEmbedder(embedder, cached))
+            return made[-1]
+
+        retriever = Retriever.open(
+            self.location,
+            lambda spec: self.embedder(self.embedder_spec or spec),
+            config=self.config,
+            vocabulary_embedder=vocabulary,
         )
-        kb = KnowledgeBase.open(self.location, embedder_name=embedder.name, served=served)
-        try:
-            entries, vectors = kb.table_entries()
-            retriever = Retriever(
-                entries,
-                vectors,
-                embedder,
-                kb=kb,
-                config=self.config,
-                vocabulary_embedder=vocabulary,
-            )
-        except BaseException:
-            kb.close()
-            raise
-        vocabulary.opened()
-        warm = getattr(embedder, "warm", None)
+        for opened in made:
+            opened.opened()
+        warm = getattr(retriever.embedder, "warm", None)
         if warm is not None:
             warm()
         return retriever

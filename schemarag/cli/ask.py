@@ -29,7 +29,6 @@ from generator import (
 )
 from generator.reranking import TestCaseConfig
 from generator.service import SchemaRetriever
-from indexer import StoreLocation
 from providers import UsageMeter
 from schemarag.cli.common import (
     add_command,
@@ -42,6 +41,7 @@ from schemarag.cli.common import (
 )
 from schemarag.samples import SAMPLE_SOURCE
 from schemarag.settings import Settings
+from store import StoreLocation
 
 NO_LLM = (
     "no language model configured: set SCHEMARAG_LLM=anthropic:MODEL and ANTHROPIC_API_KEY, "

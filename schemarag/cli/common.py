@@ -15,10 +15,10 @@ from providers.precision import PRECISIONS
 from schemagraph.source_kinds import sources_help
 
 if TYPE_CHECKING:
-    from indexer import StoreLocation
-    from indexer.building.manifest import Manifest
     from schemagraph import Catalog, TraversalConfig
     from schemarag.settings import Settings
+    from store import StoreLocation
+    from store.manifest import Manifest
 
 #: command: (the module under `schemarag.cli` that registers it, its one-line help)
 COMMANDS = {
@@ -223,7 +223,7 @@ def query_store(args: argparse.Namespace, settings: Settings) -> str:
     `.schemarag/store`; when SCHEMARAG_STORE is unset, `.schemarag/store` holds no build and
     the demo's store does (`.schemarag/demo-store`, what `make demo` built), the demo's, said
     on stderr."""
-    from indexer import StoreLocation
+    from store import StoreLocation
 
     if args.store:
         return str(args.store)
@@ -250,8 +250,8 @@ def use_remembered_sources(
     or folder that is not there any more is a `UsageError` naming it and `--source`. Nothing
     changes when `--source` is given or the store has no build, or none that recorded its
     sources. Returns the manifest it read (None when it read none)."""
-    from indexer.building.manifest import read_manifest
     from schemagraph.sources.remembered import moved_source
+    from store.manifest import read_manifest
 
     if args.source:
         return None

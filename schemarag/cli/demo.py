@@ -19,7 +19,6 @@ from pathlib import Path
 from indexer import (
     BuildConfig,
     BuildServices,
-    StoreLocation,
     build_index,
     make_chain_runner,
     make_feedback,
@@ -42,6 +41,7 @@ from schemarag.cli.common import DEMO_STORE, add_command, load
 from schemarag.cli.retrieve import cached, make_query_embedder
 from schemarag.samples import SAMPLE_SOURCE, SPIDER_SAMPLE
 from schemarag.settings import Settings
+from store import StoreLocation
 
 QUESTIONS = (
     "How many pets does each student own?",

@@ -19,17 +19,11 @@ import json
 from pathlib import Path
 from typing import Any
 
-from indexer import (
-    ExampleStore,
-    StoreError,
-    StoreLocation,
-    add_examples,
-    read_examples,
-    remove_examples,
-)
+from indexer import ExampleStore, add_examples, read_examples, remove_examples
 from providers import CachedEmbedder, Embedder, ProviderCache
 from schemarag.cli.common import add_output, add_sources, load, print_json
 from schemarag.settings import Settings
+from store import StoreError, StoreLocation
 
 
 def register_example_commands(
@@ -97,7 +91,7 @@ def cmd_add_examples(args: argparse.Namespace) -> int:
             f"{where}: no build to add examples to; run `schemarag index build SOURCE... "
             f"--store {where}` first"
         )
-    from indexer.building.manifest import read_manifest
+    from store.manifest import read_manifest
 
     spec = args.embedder or read_manifest(location, current).embedder_spec()
     cache = None if args.no_cache else ProviderCache(settings.cache_path)
@@ -136,7 +130,7 @@ def cmd_remove_examples(args: argparse.Namespace) -> int:
 
 
 def cmd_list_examples(args: argparse.Namespace) -> int:
-    from indexer.building.manifest import read_manifest
+    from store.manifest import read_manifest
 
     location: StoreLocation = args.store_location(args, Settings.from_env())
     examples = ExampleStore.read(location)

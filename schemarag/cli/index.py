@@ -11,8 +11,6 @@ from collections.abc import Callable
 from indexer import (
     BuildConfig,
     BuildServices,
-    CollectionLayout,
-    StoreLocation,
     auto_processes,
     build_index,
     index_status,
@@ -44,6 +42,7 @@ from schemarag.cli.common import (
 )
 from schemarag.cli.examples import register_example_commands
 from schemarag.settings import Settings
+from store import CollectionLayout, StoreLocation
 
 #: families (and containment groups) listed by `index status` before "... N more"
 FAMILY_LINES = 20

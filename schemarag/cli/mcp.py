@@ -61,11 +61,11 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def cmd_mcp(args: argparse.Namespace) -> int:
-    from indexer import StoreLocation
     from providers import ConfigurationError, MissingDependencyError
     from retriever import ABSTAIN_THRESHOLD
     from schemarag.cli.serve import check_exposure
     from schemarag.settings import Settings
+    from store import StoreLocation
 
     settings = Settings.from_env()
     if args.transport == "http":

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 
-from indexer import StoreLocation
 from providers import (
     LLM,
     CachedEmbedder,
@@ -18,7 +17,6 @@ from retriever import (
     RetrievalResult,
     Retriever,
     RetrieverConfig,
-    served_build,
 )
 from schemarag.cli.common import (
     add_command,
@@ -29,6 +27,7 @@ from schemarag.cli.common import (
     question_text,
 )
 from schemarag.settings import Settings
+from store import StoreLocation
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -119,18 +118,12 @@ def open_retriever(
     location = StoreLocation.parse(
         store, collection=args.collection, api_key=settings.qdrant_api_key
     )
-    served = served_build(location)
-    spec = args.embedder or served[1].embedder_spec()
-    embedder = make_query_embedder(settings, spec, one_shot=True)
     return Retriever.open(
         location,
-        embedder,
-        served=served,
-        collection=args.collection,
-        api_key=settings.qdrant_api_key,
+        lambda spec: make_query_embedder(settings, args.embedder or spec, one_shot=True),
         config=config,
         pool_llm=pool_llm,
-        vocabulary_embedder=cached(settings, embedder),
+        vocabulary_embedder=lambda embedder: cached(settings, embedder),
     )
 
 

@@ -28,7 +28,6 @@ import os
 import sys
 from typing import TYPE_CHECKING, Any
 
-from indexer import StoreLocation
 from providers import LLM, ConfigurationError, Embedder, MissingDependencyError, ProviderCache
 from retriever import ABSTAIN_THRESHOLD
 from schemagraph.parent_watch import exit_with_parent
@@ -39,6 +38,7 @@ from schemarag.cli.common import (
     use_remembered_sources,
 )
 from schemarag.settings import Settings
+from store import StoreLocation
 
 if TYPE_CHECKING:
     from fastapi import FastAPI

@@ -28,7 +28,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from generator.prompt import prompt_sample
-from indexer.building.manifest import Manifest
 from indexer.synthesis.readability import readable
 from schemagraph import Catalog, Database, DatabaseSample
 from schemagraph.dialects import dialect_of, engine_label, runnable, sql_dialect
@@ -37,6 +36,7 @@ from schemarag.mcp.describe import describe, sample_config
 from schemarag.mcp.errors import EstateError
 from schemarag.mcp.names import read_name, renamed, shown_name
 from schemarag.pending_catalog import CatalogNotReadyError, PendingCatalog
+from store.manifest import Manifest
 
 if TYPE_CHECKING:
     from schemarag.api.served import Loaded, ServedIndex

@@ -17,7 +17,6 @@ from fastapi.testclient import TestClient
 from indexer import (
     BuildConfig,
     BuildServices,
-    StoreLocation,
     build_index,
     make_chain_runner,
     make_feedback,
@@ -28,6 +27,7 @@ from retriever import RetrievalResult, Retriever
 from schemagraph import Catalog, TraversalConfig, load_catalog
 from schemarag.api import ApiOptions, Generation, StoreSource, create_app
 from schemarag.settings import Settings
+from store import StoreLocation
 
 API_KEY = "test-key-0123456789"
 EMBEDDER = HashingEmbedder(256)

@@ -6,11 +6,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from indexer import StoreLocation
-from indexer.building.location import build_lock
 from schemagraph import Catalog
 from schemarag.api import ApiOptions
 from schemarag.api.examples import ExampleIntake
+from store import StoreLocation
+from store.location import build_lock
 from tests.api.conftest import API_KEY, EMBEDDER, Serve, assert_error, wait_until
 
 GOOD = {

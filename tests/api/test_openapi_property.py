@@ -23,12 +23,12 @@ from schemathesis import GenerationMode
 from schemathesis.specs.openapi.checks import positive_data_acceptance
 
 from generator import Models
-from indexer import StoreLocation
 from providers import ScriptedLLM
 from schemagraph import Catalog
 from schemarag.api import ApiOptions, Generation, create_app
 from schemarag.api.examples import ExampleIntake
 from schemarag.settings import Settings
+from store import StoreLocation
 from tests.api.conftest import EMBEDDER, source_for, wait_until
 
 OPERATIONS = [

@@ -15,8 +15,8 @@ from pathlib import Path
 
 from fastapi.testclient import TestClient
 
-from indexer import StoreLocation
 from schemagraph import Catalog
+from store import StoreLocation
 from tests.api.conftest import Serve, assert_error, build_store, wait_until
 
 QUESTIONS = [

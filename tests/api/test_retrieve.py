@@ -8,10 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from indexer import StoreLocation, index_status
+from indexer import index_status
 from providers import LLMRequest, ProviderCallError, ScriptedLLM
 from schemarag.api.models import IndexInfo, RetrieveResponse
 from schemarag.cli import main
+from store import StoreLocation
 from tests.api.conftest import Serve, assert_error
 
 QUESTIONS = [

@@ -8,13 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from indexer import StoreLocation
-from indexer.building.location import _write_atomic
 from providers import ScriptedLLM
 from retriever import Retriever, StoreNotReadyError
 from schemagraph import Catalog
 from schemarag.api.metrics import Registry
 from schemarag.api.served import IndexNotReadyError, ServedIndex
+from store import StoreLocation
+from store.location import _write_atomic
 from tests.api.conftest import build_store, source_for, wait_until
 
 
@@ -164,9 +164,9 @@ def test_the_watcher_thread_loads_and_stops(built_store: Path) -> None:
 def test_the_schema_vocabulary_is_cached_between_loads_and_questions_are_not(
     built_store: Path, tmp_path: Path
 ) -> None:
-    from indexer import StoreLocation
     from providers import ProviderCache, make_embedder
     from schemarag.api import StoreSource
+    from store import StoreLocation
 
     cache = ProviderCache(tmp_path / "cache.sqlite")
     source = StoreSource(StoreLocation.parse(built_store), make_embedder=make_embedder, cache=cache)

@@ -11,21 +11,14 @@ from pathlib import Path
 import pytest
 from qdrant_client import QdrantClient, models
 
-from indexer import (
-    BuildServices,
-    CollectionLayout,
-    StoreLocation,
-    build_index,
-    make_chain_runner,
-    make_feedback,
-    make_synthesizer,
-)
-from indexer.building.location import QUESTIONS, TABLES
+from indexer import BuildServices, build_index, make_chain_runner, make_feedback, make_synthesizer
 from providers import make_embedder
 from retriever import KnowledgeBase, StoreNotReadyError
 from schemagraph import Catalog
 from schemarag.api import ApiOptions, StoreSource, create_app
 from schemarag.settings import Settings
+from store import CollectionLayout, StoreLocation
+from store.location import QUESTIONS, TABLES
 from tests.api.conftest import EMBEDDER, build_config, wait_until
 
 URL = "http://qdrant.invalid:6333"

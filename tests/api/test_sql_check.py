@@ -5,9 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from indexer import StoreLocation
 from schemagraph import load_catalog
 from schemarag.api.examples import ExampleIntake
+from store import StoreLocation
 from tests.api.conftest import API_KEY, EMBEDDER, Serve, assert_error, wait_until
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "check"

@@ -15,8 +15,8 @@ from typing import Any
 import anyio
 import pytest
 
-from indexer import StoreLocation
 from schemarag.cli import main
+from store import StoreLocation
 from tests.pgcluster import PostgresCluster
 
 ROOT = Path(__file__).resolve().parents[2]

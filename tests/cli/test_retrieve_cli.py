@@ -81,7 +81,7 @@ def test_without_store_after_make_demo_it_reads_the_demo_store(
 def test_retrieve_reads_the_served_build_and_its_manifest_once(
     store: str, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from indexer import StoreLocation
+    from store import StoreLocation
 
     reads = {"current": 0, "manifest": 0}
     current, manifest = StoreLocation.current, StoreLocation.manifest

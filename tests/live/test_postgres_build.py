@@ -13,7 +13,6 @@ import pytest
 from indexer import (
     BuildConfig,
     BuildServices,
-    StoreLocation,
     build_index,
     make_chain_runner,
     make_feedback,
@@ -31,6 +30,7 @@ from schemagraph import (
 )
 from schemagraph.sql import close_engines
 from schemarag.cli import main
+from store import StoreLocation
 from tests.pgcluster import PostgresCluster
 
 CONFIG = BuildConfig(traversal=TraversalConfig(max_per_database=6, walks=1), chains=2, iterations=1)

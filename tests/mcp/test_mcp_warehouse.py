@@ -25,12 +25,12 @@ SOURCES = [f"infoschema:{WAREHOUSE / 'bigquery'}", f"infoschema:{WAREHOUSE / 'sn
 @pytest.fixture(scope="module")
 def estate(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     """An `Estate` over a store built from the two exports (hashing embedder: fast)."""
-    from indexer import StoreLocation
     from retriever import RetrieverConfig
     from schemagraph.sources import load_catalog
     from schemarag.api import ServedIndex, StoreSource
     from schemarag.mcp.estate import Estate
     from schemarag.settings import Settings
+    from store import StoreLocation
 
     root = tmp_path_factory.mktemp("warehouse")
     patch = pytest.MonkeyPatch()

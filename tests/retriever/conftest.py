@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 from qdrant_client import QdrantClient, models
 
-from indexer.building.table_documents import table_document
 from providers import HashingEmbedder
 from schemagraph import Catalog, load_spider, sample_database
+from store.table_documents import table_document
 
 #: Synthetic records: (db_id, question, sql, tables). What an indexer might have written.
 RECORDS: tuple[tuple[str, str, str, tuple[str, ...]], ...] = (

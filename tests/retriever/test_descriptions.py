@@ -10,7 +10,6 @@ import numpy as np
 import pytest
 
 from evaluation.baselines import BM25TableBaseline, DenseTableBaseline
-from indexer.building.table_documents import table_document
 from providers import HashingEmbedder
 from retriever import Retriever
 from retriever.lexical import SchemaLinker
@@ -19,6 +18,7 @@ from retriever.tables import TableEntry, embed_entries, entries_from_catalog, gr
 from schemagraph import Catalog, load_catalog
 from schemagraph.sources import apply_overlay
 from schemarag.cli import main
+from store.table_documents import table_document
 
 NOTES = {
     "clinic.Laboratory.T-BIL": "total bilirubin, in mg/dL",

@@ -14,13 +14,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from indexer.building.table_documents import table_document
 from retriever.errors import RetrieverError
 from retriever.rerank import FORMAT, blend_order, condensed_schema, database_texts, rerank_result
 from retriever.result import RankedDatabase, RankedTable, RetrievalResult
 from retriever.tables import ForeignKeyRef, TableEntry
 from schemagraph import Catalog
 from schemagraph.name_words import spaced_words
+from store.table_documents import table_document
 
 
 def entries(catalog: Catalog, db_id: str) -> list[TableEntry]:

@@ -179,6 +179,26 @@ def test_open_names_the_problem_with_the_store(tmp_path: Path, store: Path) -> N
         Retriever.open(store, HashingEmbedder(128))
 
 
+def test_open_makes_the_embedder_the_manifest_names(
+    tmp_path: Path, sample_catalog: Catalog, embedder: HashingEmbedder
+) -> None:
+    store = write_store(tmp_path / "store", sample_catalog, embedder, RECORDS)
+    asked: list[str] = []
+
+    def make(spec: str) -> HashingEmbedder:
+        asked.append(spec)
+        return HashingEmbedder(256)
+
+    question = "How many flights land at each airport?"
+    with Retriever.open(store, HashingEmbedder(256)) as given:
+        expected = given.retrieve(question).as_dict()
+    with Retriever.open(store) as chosen:
+        assert chosen.embedder.name == "hashing:256"
+        assert chosen.retrieve(question).as_dict()["databases"] == expected["databases"]
+    with Retriever.open(store, make, vocabulary_embedder=lambda e: e) as made:
+        assert asked == ["hashing:256"] and made.embedder.name == "hashing:256"
+
+
 def test_constructor_validates_vectors(sample_catalog: Catalog) -> None:
     embedder = HashingEmbedder(64)
     entries = entries_from_catalog(sample_catalog, with_values=False)

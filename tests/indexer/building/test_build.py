@@ -23,7 +23,6 @@ from indexer import (
     BuildConfig,
     BuildError,
     BuildServices,
-    StoreLocation,
     build_index,
     index_status,
     make_chain_runner,
@@ -34,9 +33,7 @@ from indexer import (
 from indexer.building import plan as build_plan
 from indexer.building.load import chunk_size
 from indexer.building.metered import CallCounter, CountingEmbedder, CountingLLM
-from indexer.building.snapshot import QUESTION_FIELDS
 from indexer.building.synthesize import indexed_text
-from indexer.building.table_documents import DOCUMENT_VERSION
 from indexer.synthesis.faithful import UNSAID
 from indexer.synthesis.pairs import QAPair, SynthesisRequest
 from providers import (
@@ -48,6 +45,9 @@ from providers import (
     ScriptedLLM,
 )
 from schemagraph import Catalog, Database, DatabaseSample, Traversal, TraversalConfig, load_catalog
+from store import StoreLocation
+from store.snapshot import QUESTION_FIELDS
+from store.table_documents import DOCUMENT_VERSION
 from tests.store_points import build_points
 
 CONFIG = BuildConfig(traversal=TraversalConfig(max_per_database=6, walks=1), chains=2, iterations=1)
@@ -326,6 +326,7 @@ def test_killed_build_resumes(sample_copy: Path, tmp_path: Path) -> None:
     script = f"""
 import time, sys
 from indexer import *
+from store import StoreLocation
 from indexer.building.config import BuildServices
 from providers import HashingEmbedder
 from schemagraph import load_catalog, TraversalConfig
@@ -445,7 +446,7 @@ def test_llm_build_reruns_from_the_cache_with_zero_provider_calls(
 def test_an_embedded_build_is_read_from_its_snapshot_without_opening_qdrant(
     catalog: Catalog, tmp_path: Path
 ) -> None:
-    """The build writes its collections as flat files (`indexer.building.snapshot`); a reader loads
+    """The build writes its collections as flat files (`store.snapshot`); a reader loads
     those, never the Qdrant folder, and finds what Qdrant's own search finds."""
     import shutil
 

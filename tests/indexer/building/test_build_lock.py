@@ -14,16 +14,18 @@ from typing import Any
 
 import pytest
 
-from indexer import BuildConfig, BuildError, BuildServices, StoreLocation, build_index
+from indexer import BuildConfig, BuildError, BuildServices, build_index
 from indexer import index_status as status_of
 from providers import HashingEmbedder
 from schemagraph import Database, DatabaseSample, Traversal, TraversalConfig, load_catalog
+from store import StoreLocation
 
 CONFIG = BuildConfig(traversal=TraversalConfig(max_per_database=2, walks=1), chains=1, iterations=1)
 
 SLOW_BUILD = """
 import sys, time
 from indexer import *
+from store import StoreLocation
 from providers import HashingEmbedder
 from schemagraph import load_catalog, TraversalConfig
 inner = make_chain_runner(make_synthesizer("template", None), make_feedback("rule", None),

@@ -19,8 +19,8 @@ from pathlib import Path
 
 import pytest
 
-from indexer import StoreLocation
-from indexer.building.location import running_build
+from store import StoreLocation
+from store.location import running_build
 from tests.processes import group_members, wait_until_gone
 
 pytestmark = pytest.mark.slow
@@ -30,7 +30,7 @@ import functools, os, sys, time
 from pathlib import Path
 
 import indexer.building.synthesize as build
-import indexer.building.location as store
+import store.location as store
 import providers.hashing_embedder as hashing
 import schemarag.cli.index as cli_index
 from schemarag.cli import main

@@ -9,10 +9,10 @@ import pytest
 from qdrant_client import QdrantClient, models
 
 from indexer.building.journal import Journal, JournalRecord
-from indexer.building.location import QUESTIONS, TABLES, StoreLocation
 from indexer.building.status import index_status
-from indexer.errors import StoreError
 from schemarag.cli import main
+from store.errors import StoreError
+from store.location import QUESTIONS, TABLES, StoreLocation
 
 
 def test_parse_path_and_url(tmp_path: Path) -> None:

@@ -10,7 +10,6 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from indexer.building.manifest import Manifest
 from indexer.building.plan import (
     BuildPlan,
     plan_build,
@@ -29,6 +28,7 @@ from schemagraph import (
 )
 from schemagraph.families import collapse_families
 from schemarag.samples import SPIDER_SAMPLE
+from store.manifest import Manifest
 
 EMBEDDER = "hashing:64"
 CATALOG: Catalog = collapse_families(load_catalog([f"spider:{SPIDER_SAMPLE}"]))

@@ -9,9 +9,9 @@ import re
 from hypothesis import given
 from hypothesis import strategies as st
 
-from indexer.building.table_documents import table_document
 from schemagraph import Column, Database, Table
 from schemagraph.families import MIN_MEMBERS, WIDE_TABLE, column_families
+from store.table_documents import table_document
 
 OWN = ("store_name", "city", "region", "manager")
 PERIODS = [f"m{i}_revenue" for i in range(1, 53)] + [f"w{i}_visits" for i in range(1, 30)]

@@ -18,10 +18,7 @@ from evaluation import LeakageError, check_leakage, load_files
 from indexer import (
     BuildConfig,
     BuildServices,
-    CollectionLayout,
     ExampleStore,
-    StoreError,
-    StoreLocation,
     add_examples,
     build_index,
     index_status,
@@ -31,12 +28,13 @@ from indexer import (
     read_examples,
     remove_examples,
 )
-from indexer.building.location import QUESTIONS, TABLES, build_lock
 from indexer.building.metered import CallCounter, CountingEmbedder
-from indexer.errors import StoreBusyError
 from providers import HashingEmbedder
 from retriever import Retriever
 from schemagraph import Catalog, TraversalConfig, load_catalog
+from store import CollectionLayout, StoreError, StoreLocation
+from store.errors import StoreBusyError
+from store.location import QUESTIONS, TABLES, build_lock
 from tests.store_points import build_points
 
 EMBEDDER = HashingEmbedder(256)

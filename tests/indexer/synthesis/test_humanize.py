@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from indexer.synthesis.humanize import (
+from schemagraph.humanize import (
     article,
     entity,
     humanize,

@@ -41,7 +41,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
-from indexer.errors import StoreBusyError, StoreError
+from store.errors import StoreBusyError, StoreError
 
 QUESTIONS = "questions"
 TABLES = "tables"

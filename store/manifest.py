@@ -16,8 +16,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from indexer.building.layout import CollectionLayout
-from indexer.building.location import StoreLocation
+from store.layout import CollectionLayout
+from store.location import StoreLocation
 
 FILE = "manifest.json"
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from indexer.errors import BuildError
+from store.errors import LayoutError
 
 
 @dataclass(frozen=True)
@@ -26,7 +26,7 @@ class CollectionLayout:
         for name in ("shards", "replicas"):
             value = getattr(self, name)
             if value is not None and value < 1:
-                raise BuildError(f"{name} must be >= 1, got {value}")
+                raise LayoutError(f"{name} must be >= 1, got {value}")
 
     @property
     def is_default(self) -> bool:
