@@ -19,36 +19,30 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
 from providers import LLM, Embedder, StructuredOutputError, make_embedder
-from retriever.completion import fk_adjacency, join_paths
 from retriever.config import DEFAULT_CONFIG, RetrieverConfig
 from retriever.errors import RetrieverError
 from retriever.examples import select_examples
 from retriever.fusion import (
     DATABASE_SIGNALS,
     Signals,
-    best_first,
-    fuse,
     question_votes,
-    scaled_tables,
-    shift_dense,
     user_nearest,
 )
 from retriever.knowledge import KnowledgeBase, QuestionHit, served_build
 from retriever.lexical import SchemaLinker, TableBM25
 from retriever.pooling import pool
 from retriever.question_index import Cells
-from retriever.result import Example, RankedDatabase, RankedTable, RetrievalResult
+from retriever.ranking import Ranker
+from retriever.result import Example, RankedDatabase, RetrievalResult
 from retriever.semantic import PendingLinks, SemanticLinker, threshold_for
 from retriever.signal import Signal, SignalSpec
 from retriever.tables import TableEntry, group_by_database
 from retriever.text import normalize_question, normalize_value, stem, words
-from retriever.twins import TwinSeparator
 from schemagraph.model import fold
 from store.location import StoreLocation
 from store.manifest import Manifest
@@ -108,10 +102,8 @@ class Retriever:
         self._db_of = np.zeros(len(self.entries), dtype=np.int64)
         for pos, idx in enumerate(self._db_members):
             self._db_of[idx] = pos
-        self._keys = [e.key for e in self.entries]
-        self._entry_pos = {key: i for i, key in enumerate(self._keys)}
+        self._entry_pos = {e.key: i for i, e in enumerate(self.entries)}
         self._record_positions: dict[tuple[str, tuple[str, ...]], tuple[int, list[int]]] = {}
-        self._fk = [fk_adjacency([self.entries[i] for i in idx]) for idx in self._db_members]
         self._schema_words: list[frozenset[str]] = []
         self._values: list[frozenset[str]] = []
         for idx in self._db_members:
@@ -138,13 +130,6 @@ class Retriever:
         )
         self.bm25 = TableBM25(self.entries)
         self.linker = SchemaLinker(self.entries)
-        self.twins = TwinSeparator(self.entries)
-        #: (folded db, folded table) -> the family that table stands for (the build indexes a
-        #: family of sharded tables once, as its newest member: schemagraph.families)
-        self.families: dict[tuple[str, str], dict[str, Any]] = {
-            (fold(f["database"]), fold(f["last"])): f
-            for f in (kb.manifest.families if kb is not None else [])
-        }
         self.semantic: SemanticLinker | None = None
         self._executor: ThreadPoolExecutor | None = None
         if config.semantic:
@@ -165,11 +150,26 @@ class Retriever:
             )
         #: the configuration's own signals (`retriever.signal`), opened on this retriever
         self.extra_signals = [spec.open(self) for spec in config.signals]
-        self._weights = config.weights
+        weights = config.weights
         if config.signals:
-            self._weights = config.weights.with_extra(
-                _extra_weights(config.signals, self.extra_signals)
-            )
+            weights = weights.with_extra(_extra_weights(config.signals, self.extra_signals))
+        #: fusion, twins, table choice and confidence (`retriever.ranking`)
+        self.ranker = Ranker(
+            self.entries,
+            self.vectors,
+            self.db_ids,
+            self._db_members,
+            self._db_of,
+            config=config,
+            weights=weights,
+            table_cells=self.table_cells,
+            # (folded db, folded table) -> the family that table stands for (the build indexes
+            # a family of sharded tables once, as its newest member: schemagraph.families)
+            families={
+                (fold(f["database"]), fold(f["last"])): f
+                for f in (kb.manifest.families if kb is not None else [])
+            },
+        )
 
     # -- construction ------------------------------------------------------------------------
 
@@ -399,40 +399,11 @@ class Retriever:
         started = time.perf_counter()
         signals, hits, timings = self.signals(question, prepared)
         t0 = time.perf_counter()
-        dense = signals.table["dense"]
-        median = float(np.median(dense)) if dense.size else 0.0
-        scaled = scaled_tables(signals, len(self.entries), median)
-        db_score, table_score, pool_score = fuse(
-            signals, self._db_of, len(self.db_ids), self._weights, scaled
-        )
-        if self.table_cells is not None and signals.vector is not None:
-            # The dense signal was estimated away from the question: exact for the candidates,
-            # shifted by the same median (of the estimates: a few rows more barely move it).
-            candidates = best_first(
-                db_score, max(top_databases, self.config.refined_databases)
-            ).tolist()
-            rows = np.concatenate([self._db_members[d] for d in candidates])
-            dense[rows] = self.vectors[rows] @ signals.vector
-            scaled["dense"] = shift_dense(dense, median)
-            db_score, table_score, pool_score = fuse(
-                signals, self._db_of, len(self.db_ids), self._weights, scaled
-            )
-        order = best_first(db_score, top_databases)
-        moved, twins = self.twins.separate(question, [self.db_ids[int(d)] for d in order])
-        order = order[moved]
-        databases = [self._rank_database(int(d), db_score, table_score, top_tables) for d in order]
-        grouped, also_in = self.twins.group(
-            [d.db_id for d in databases], databases[0].chosen_tables
-        )
-        order = order[grouped]
-        databases = [databases[i] for i in grouped]
-        flat = self._pool_ranking(databases[0], pool_score, max(20, top_tables))
-        confidence = self.confidence(signals, hits, int(order[0]))
-        if twins is not None and twins.told_apart_by is None:
-            confidence /= len(twins.members)
+        ranked = self.ranker.rank(question, signals, hits, top_databases, top_tables)
+        databases = list(ranked.databases)
         timings["fuse_ms"] = (time.perf_counter() - t0) * 1000
         t1 = time.perf_counter()
-        examples = self._examples(question, signals, hits, int(order[0]))
+        examples = self._examples(question, signals, hits, ranked.best)
         timings["examples_ms"] = (time.perf_counter() - t1) * 1000
         timings["total_ms"] = (time.perf_counter() - started) * 1000
         pooled, pooling_error = False, None
@@ -450,94 +421,18 @@ class Retriever:
         return RetrievalResult(
             question=question,
             databases=tuple(databases),
-            tables=tuple(flat),
-            confidence=round(confidence, 4),
-            abstained=confidence < self.config.abstain_below,
+            tables=ranked.tables,
+            confidence=round(ranked.confidence, 4),
+            abstained=ranked.confidence < self.config.abstain_below,
             examples=tuple(examples),
             timings={k: round(v, 3) for k, v in timings.items()},
             pooled=pooled,
-            twins=twins,
+            twins=ranked.twins,
             pooling_error=pooling_error,
-            also_in=also_in,
+            also_in=ranked.also_in,
         )
-
-    def confidence(self, signals: Signals, hits: Sequence[QuestionHit], db: int) -> float:
-        """How well the best database fits, in [0, 1]: the cosine of its nearest synthetic
-        question and of its best table document, averaged (only the latter without a question
-        collection), plus a bonus for matched cell values or table names."""
-        members = self._db_members[db]
-        if signals.vector is None or self.table_cells is None:
-            dense = float(signals.table["dense"][members].max())
-        else:  # exact, not a cell's estimate
-            dense = float((self.vectors[members] @ signals.vector).max())
-        db_key = fold(self.db_ids[db])
-        nearest = max((h.score for h in hits if fold(h.db_id) == db_key), default=None)
-        base = dense if nearest is None else 0.5 * (dense + nearest)
-        lexical = signals.table["values"][members].max() + signals.table["names"][members].max()
-        bonus = self.config.lexical_bonus if lexical > 0 else 0.0
-        return float(min(1.0, max(0.0, base + bonus)))
 
     # -- pieces ------------------------------------------------------------------------------
-
-    def _rank_database(
-        self,
-        db: int,
-        db_score: npt.NDArray[np.float64],
-        table_score: npt.NDArray[np.float64],
-        top: int,
-    ) -> RankedDatabase:
-        """The database's `top` best tables, the chosen ones among them (a prefix of the
-        ranking), and the bridges that join the chosen ones beyond those `top`."""
-        members = self._db_members[db]
-        ranked = members[np.lexsort((members, -table_score[members]))].tolist()
-        best = table_score[ranked[0]]
-        chosen = [
-            i
-            for i in ranked[: min(self.config.max_chosen, top)]
-            if best > 0 and table_score[i] >= self.config.choose_ratio * best
-        ] or ranked[:1]
-        by_name = {self._keys[i][1]: i for i in ranked}
-        paths = join_paths(self._fk[db], [self._keys[i][1] for i in chosen])
-        joins = {by_name[name]: pair for name, pair in paths}
-        shown = ranked[:top]
-
-        def spelled(name: str) -> str:
-            return self.entries[by_name[name]].table
-
-        def table(i: int) -> RankedTable:
-            pair = joins.get(i)
-            return RankedTable(
-                self.entries[i].table,
-                round(float(table_score[i]), 4),
-                chosen=i in joins and pair is None,
-                bridge=pair is not None,
-                family=self.families.get(self._keys[i]),
-                joins=None if pair is None else (spelled(pair[0]), spelled(pair[1])),
-            )
-
-        on_top = set(shown)
-        return RankedDatabase(
-            self.db_ids[db],
-            round(float(db_score[db]), 4),
-            tuple(table(i) for i in shown),
-            tuple(table(by_name[n]) for n, pair in paths if pair and by_name[n] not in on_top),
-            tuple(spelled(n) for n, _ in paths),
-        )
-
-    def _pool_ranking(
-        self, best: RankedDatabase, pool_score: npt.NDArray[np.float64], size: int
-    ) -> list[tuple[str, str]]:
-        """Pool-wide ranking: the best database's chosen tables and bridges first, then every
-        other table by pool score."""
-        head = [(best.db_id, t) for t in best.chosen_tables]
-        seen = {(fold(d), fold(t)) for d, t in head}
-        out = list(head)
-        for i in best_first(pool_score, size + len(head)).tolist():
-            if self._keys[i] not in seen:
-                out.append((self.entries[i].db_id, self.entries[i].table))
-            if len(out) >= size:
-                break
-        return out
 
     def _examples(
         self, question: str, signals: Signals, hits: list[QuestionHit], db: int

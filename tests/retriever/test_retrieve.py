@@ -248,6 +248,6 @@ def test_cells_probing_every_cell_rank_as_the_exact_search(
         # the confidence takes the exact cosines of the best database's tables, not estimates
         signals, hits, _ = probed.signals(questions[0])
         db = probed.db_ids.index("pets_1")
-        before = probed.confidence(signals, hits, db)
+        before = probed.ranker.confidence(signals, hits, db)
         signals.table["dense"][:] = -1.0
-        assert probed.confidence(signals, hits, db) == before
+        assert probed.ranker.confidence(signals, hits, db) == before

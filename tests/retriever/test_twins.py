@@ -74,7 +74,9 @@ def test_when_nothing_tells_twins_apart_it_says_so_and_confidence_drops(
     assert set(result.twins.members) == {"pets_1", "pets_copy"}
     signals, hits, _ = retriever.signals(question)
     first = retriever.db_ids.index(result.databases[0].db_id)
-    assert result.confidence == pytest.approx(retriever.confidence(signals, hits, first) / 2, 1e-3)
+    assert result.confidence == pytest.approx(
+        retriever.ranker.confidence(signals, hits, first) / 2, 1e-3
+    )
 
 
 def test_databases_without_twins_get_no_note(base: list[TableEntry]) -> None:
@@ -109,7 +111,7 @@ def test_an_extended_copy_is_ranked_right_after_the_best_and_named(
         assert also.adds == ("vaccinations",) and also.adds_count == 1
         assert also.describe() == "also answerable in PETS_PLUS_SF, which adds tables vaccinations"
     assert result.as_dict()["also_in"] == [also.as_dict()]
-    assert retriever.twins.relations.containment[0].copies == ("pets_plus_sf",)
+    assert retriever.ranker.twins.relations.containment[0].copies == ("pets_plus_sf",)
 
 
 def test_related_databases_holding_the_chosen_tables_move_up_to_the_best() -> None:
