@@ -166,7 +166,7 @@ class Retriever:
             # (folded db, folded table) -> the family that table stands for (the build indexes
             # a family of sharded tables once, as its newest member: schemagraph.families)
             families={
-                (fold(f["database"]), fold(f["last"])): f
+                (fold(f.database), fold(f.last)): f.to_json()
                 for f in (kb.manifest.families if kb is not None else [])
             },
         )

@@ -23,6 +23,98 @@ FILE = "manifest.json"
 
 
 @dataclass(frozen=True)
+class Twins:
+    """A twin group the build found (`schemagraph.twins.TwinGroup`): databases with the same
+    tables; `only`: per member, the names it alone has."""
+
+    members: tuple[str, ...]
+    identical: bool = False
+    similarity: float = 1.0
+    only: dict[str, tuple[str, ...]] = field(default_factory=dict)
+
+    @staticmethod
+    def from_json(data: Mapping[str, Any]) -> Twins:
+        return Twins(
+            members=tuple(data.get("members", ())),
+            identical=bool(data.get("identical", False)),
+            similarity=float(data.get("similarity", 1.0)),
+            only={m: tuple(names) for m, names in (data.get("only") or {}).items()},
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "members": list(self.members),
+            "identical": self.identical,
+            "similarity": self.similarity,
+            "only": {m: list(names) for m, names in self.only.items()},
+        }
+
+
+@dataclass(frozen=True)
+class Containment:
+    """`base`'s tables are all held by each of `copies` (`schemagraph.containment`); `adds`:
+    per copy, the tables it adds."""
+
+    base: str
+    copies: tuple[str, ...]
+    adds: dict[str, tuple[str, ...]] = field(default_factory=dict)
+
+    @staticmethod
+    def from_json(data: Mapping[str, Any]) -> Containment:
+        return Containment(
+            base=str(data.get("base", "")),
+            copies=tuple(data.get("copies", ())),
+            adds={c: tuple(names) for c, names in (data.get("adds") or {}).items()},
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "base": self.base,
+            "copies": list(self.copies),
+            "adds": {c: list(names) for c, names in self.adds.items()},
+        }
+
+
+@dataclass(frozen=True)
+class Family:
+    """A family of sharded tables the build indexed once, as its newest member `last`
+    (`schemagraph.families.TableFamily`): `tables` members named by `pattern`, their suffixes
+    from `range[0]` to `range[1]`."""
+
+    database: str
+    pattern: str
+    kind: str
+    tables: int
+    range: tuple[str, str]
+    first: str
+    last: str
+
+    @staticmethod
+    def from_json(data: Mapping[str, Any]) -> Family:
+        low, high = [*(data.get("range") or []), "", ""][:2]
+        return Family(
+            database=str(data.get("database", "")),
+            pattern=str(data.get("pattern", "")),
+            kind=str(data.get("kind", "")),
+            tables=int(data.get("tables", 1)),
+            range=(str(low), str(high)),
+            first=str(data.get("first", "")),
+            last=str(data.get("last", "")),
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "database": self.database,
+            "pattern": self.pattern,
+            "kind": self.kind,
+            "tables": self.tables,
+            "range": list(self.range),
+            "first": self.first,
+            "last": self.last,
+        }
+
+
+@dataclass(frozen=True)
 class Manifest:
     build_id: str
     created_at: str
@@ -44,9 +136,10 @@ class Manifest:
     dialects: dict[str, str] = field(default_factory=dict)
     #: the databases the build's catalog could run queries on (a SQLite file or a server)
     runnable: list[str] = field(default_factory=list)
-    twins: list[dict[str, Any]] = field(default_factory=list)
-    containment: list[dict[str, Any]] = field(default_factory=list)
-    families: list[dict[str, Any]] = field(default_factory=list)
+    #: the estate's twin groups, copies that contain others, and families of sharded tables
+    twins: list[Twins] = field(default_factory=list)
+    containment: list[Containment] = field(default_factory=list)
+    families: list[Family] = field(default_factory=list)
     #: the traversals whose records the build holds (failed ones are left out, so the next
     #: build retries them)
     traversal_keys: list[str] = field(default_factory=list)
@@ -70,6 +163,8 @@ class Manifest:
             values["layout"] = CollectionLayout(**(values["layout"] or {}))
         for name in ("collections", "databases", "dialects", "examples", "report"):
             values[name] = dict(values.get(name) or {})
+        for name, record in (("twins", Twins), ("containment", Containment), ("families", Family)):
+            values[name] = [record.from_json(row) for row in values.get(name) or []]
         defaults = {"build_id": "", "created_at": "", "base": None, "embedder": "", "dim": 0}
         for name, default in {**defaults, "synthesizer": ""}.items():
             values.setdefault(name, default)
@@ -91,7 +186,11 @@ class Manifest:
         for f in _FIELDS:
             if f.name not in self.absent:
                 value = getattr(self, f.name)
-                out[f.name] = asdict(value) if isinstance(value, CollectionLayout) else value
+                if isinstance(value, CollectionLayout):
+                    value = asdict(value)
+                elif f.name in ("twins", "containment", "families"):
+                    value = [row.to_json() for row in value]
+                out[f.name] = value
         out.update(self.extra)
         return out
 

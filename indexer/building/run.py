@@ -38,7 +38,7 @@ from schemagraph.containment import find_relations
 from schemagraph.dialects import runnable, sql_dialect
 from schemagraph.families import collapse_families, find_families
 from store.location import QUESTIONS, TABLES, StoreLocation, build_lock
-from store.manifest import Manifest, read_manifest
+from store.manifest import Containment, Family, Manifest, Twins, read_manifest
 
 log = logging.getLogger("indexer.building")  # the name log configurations know
 
@@ -78,7 +78,7 @@ def _build(
     started = time.perf_counter()
     timings: dict[str, float] = {}
     # a family of sharded tables is indexed once, as its newest member (schemagraph.families)
-    families = [family.as_dict() for db in catalog for family in find_families(db)]
+    families = [Family.from_json(f.as_dict()) for db in catalog for f in find_families(db)]
     catalog = collapse_families(catalog)
     served, plan = _plan(catalog, location, services, config)
     timings["plan"] = time.perf_counter() - started
@@ -294,7 +294,7 @@ def _manifest(
     plan: BuildPlan,
     build_id: str,
     finished: set[str],
-    families: list[dict[str, Any]],
+    families: list[Family],
     services: BuildServices,
     config: BuildConfig,
 ) -> Manifest:
@@ -313,8 +313,8 @@ def _manifest(
         databases={db.id: database_fingerprint(db) for db in catalog},
         dialects={db.id: sql_dialect(db) for db in catalog},
         runnable=[db.id for db in catalog if runnable(db)],
-        twins=[group.as_dict() for group in relations.twins],
-        containment=[group.as_dict() for group in relations.containment],
+        twins=[Twins.from_json(group.as_dict()) for group in relations.twins],
+        containment=[Containment.from_json(group.as_dict()) for group in relations.containment],
         families=families,
         traversal_keys=plan.published_traversals(finished),
         examples=plan.published_examples(finished),

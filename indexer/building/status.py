@@ -54,7 +54,7 @@ def manifest_summary(manifest: Manifest | None) -> dict[str, Any]:
         "embedder": manifest.embedder,
         "dim": manifest.dim,
         "synthesizer": manifest.synthesizer,
-        "twins": manifest.twins,
-        "containment": manifest.containment,
-        "families": manifest.families,
+        "twins": [group.to_json() for group in manifest.twins],
+        "containment": [group.to_json() for group in manifest.containment],
+        "families": [family.to_json() for family in manifest.families],
     }

@@ -223,8 +223,7 @@ class Estate:
                 twins = manifest.twins if manifest is not None else []
                 dialects = manifest.dialects if manifest is not None else {}
                 for family in manifest.families if manifest is not None else ():
-                    db_id = str(family.get("database", ""))
-                    shards[db_id] = shards.get(db_id, 0) + int(family.get("tables", 1)) - 1
+                    shards[family.database] = shards.get(family.database, 0) + family.tables - 1
                 build_id = loaded.build_id
         ids = sorted(tables, key=str.lower)
         if pattern:
@@ -235,7 +234,7 @@ class Estate:
                 for i in ids
                 if (fnmatch.fnmatchcase(i.lower(), wanted) if glob else wanted in i.lower())
             ]
-        twin_of = {m: g["members"] for g in twins for m in g.get("members", ())}
+        twin_of = {m: group.members for group in twins for m in group.members}
         page = ids[offset : offset + limit]
         databases = []
         for db_id in page:

@@ -4,6 +4,7 @@ decided from the catalog and the served manifest alone, with no store, model or 
 from __future__ import annotations
 
 import dataclasses
+import json
 from collections.abc import Sequence
 
 import pytest
@@ -214,3 +215,29 @@ def test_a_manifest_names_the_spec_of_its_embedder() -> None:
     ).embedder_spec() == ("minilm+schema")
     assert Manifest.from_json({"embedder": "hashing:256"}).embedder_spec() == "hashing:256"
     assert Manifest.from_json({}).embedder_spec() == "minilm"
+
+
+def test_a_manifest_types_twins_containment_and_families_and_writes_them_as_read() -> None:
+    from schemagraph.containment import ContainmentGroup
+    from schemagraph.families import TableFamily
+    from schemagraph.twins import TwinGroup
+    from store.manifest import Containment, Family, Twins
+
+    twins = TwinGroup(("pets_1", "pets_eu"), False, 0.912, {"pets_eu": ("pets.vip",), "pets_1": ()})
+    copies = ContainmentGroup("noaa", ("noaa_plus",), {"noaa_plus": ("gsod2024",)})
+    shards = TableFamily("ga", "ga_sessions_", "ga_sessions_YYYYMMDD", "date", ("ga_20170801",))
+    written = SERVED.but(
+        twins=[Twins.from_json(twins.as_dict())],
+        containment=[Containment.from_json(copies.as_dict())],
+        families=[Family.from_json(shards.as_dict())],
+    ).to_json()
+    assert written["twins"] == [twins.as_dict()]
+    assert written["containment"] == [copies.as_dict()]
+    assert written["families"] == [shards.as_dict()]
+    read = Manifest.from_json(json.loads(json.dumps(written)))
+    assert read.to_json() == written
+    (group,) = read.twins
+    assert group.members == ("pets_1", "pets_eu") and group.only == {"pets_eu": ("pets.vip",)}
+    assert read.containment[0].adds == {"noaa_plus": ("gsod2024",)}
+    (family,) = read.families
+    assert (family.database, family.last, family.tables) == ("ga", "ga_20170801", 1)
