@@ -21,9 +21,14 @@ import heapq
 from collections.abc import Collection, Sequence
 from difflib import SequenceMatcher
 
-from retriever.knowledge import QuestionHit
+import numpy as np
+import numpy.typing as npt
+
+from retriever.knowledge import KnowledgeBase, QuestionHit
 from retriever.result import Example
-from retriever.text import skeleton
+from retriever.tables import TableEntry
+from retriever.text import normalize_value, skeleton, stem, words
+from schemagraph.model import fold
 from store.records import USER
 
 SKELETON_WEIGHT = 0.6
@@ -88,3 +93,46 @@ def _candidate_skeleton(
     """A candidate's skeleton and its words (lru_cache: bounded and thread-safe)."""
     shape = skeleton(question, schema_words, values)
     return shape, tuple(shape.split())
+
+
+class ExamplePicker:
+    """Few-shot examples for the best database of a question: what each database's questions
+    are masked with (its schema words and their stems, its sampled values), built once."""
+
+    def __init__(
+        self, entries: Sequence[TableEntry], members: Sequence[npt.NDArray[np.int64]]
+    ) -> None:
+        self.db_ids = [entries[int(idx[0])].db_id for idx in members]
+        self.schema_words: list[frozenset[str]] = []
+        self.values: list[frozenset[str]] = []
+        for idx in members:
+            names = {n for i in idx for n in (entries[i].word_name, *entries[i].columns)}
+            vocab = {w for n in names for w in words(n)}
+            self.schema_words.append(frozenset(vocab | {stem(w) for w in vocab}))
+            self.values.append(
+                frozenset(
+                    normalize_value(v)
+                    for i in idx
+                    for vals in entries[i].values.values()
+                    for v in vals
+                )
+            )
+
+    def pick(
+        self,
+        question: str,
+        vector: npt.NDArray[np.float32],
+        hits: Sequence[QuestionHit],
+        db: int,
+        kb: KnowledgeBase,
+        count: int,
+    ) -> list[Example]:
+        """`count` examples of database `db` for `question`: its 4 x count records nearest to
+        the question, from the question hits, or a search of that database when they hold
+        few, compared by skeleton."""
+        db_key = fold(self.db_ids[db])
+        size = 4 * count
+        candidates = [h for h in hits if fold(h.db_id) == db_key][:size]
+        if len(candidates) < 2 * count:
+            candidates = kb.search_questions(vector, size, db_id=self.db_ids[db]) or candidates
+        return select_examples(question, candidates, self.schema_words[db], self.values[db], count)

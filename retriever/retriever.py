@@ -26,12 +26,10 @@ import numpy.typing as npt
 from providers import LLM, Embedder, StructuredOutputError, make_embedder
 from retriever.config import DEFAULT_CONFIG, RetrieverConfig
 from retriever.errors import RetrieverError
-from retriever.examples import select_examples
+from retriever.examples import ExamplePicker
 from retriever.fusion import (
     DATABASE_SIGNALS,
     Signals,
-    question_votes,
-    user_nearest,
 )
 from retriever.knowledge import KnowledgeBase, QuestionHit, served_build
 from retriever.lexical import SchemaLinker, TableBM25
@@ -42,11 +40,11 @@ from retriever.result import Example, RankedDatabase, RetrievalResult
 from retriever.semantic import PendingLinks, SemanticLinker, threshold_for
 from retriever.signal import Signal, SignalSpec
 from retriever.tables import TableEntry, group_by_database
-from retriever.text import normalize_question, normalize_value, stem, words
+from retriever.text import normalize_question
+from retriever.votes import QuestionVotes
 from schemagraph.model import fold
 from store.location import StoreLocation
 from store.manifest import Manifest
-from store.records import USER
 
 log = logging.getLogger(__name__)
 
@@ -97,27 +95,19 @@ class Retriever:
         self.pool_llm = pool_llm
         groups = group_by_database(self.entries)
         self.db_ids = [self.entries[idx[0]].db_id for idx in groups.values()]
-        self._db_pos = {key: i for i, key in enumerate(groups)}
         self._db_members = [np.asarray(idx, dtype=np.int64) for idx in groups.values()]
         self._db_of = np.zeros(len(self.entries), dtype=np.int64)
         for pos, idx in enumerate(self._db_members):
             self._db_of[idx] = pos
         self._entry_pos = {e.key: i for i, e in enumerate(self.entries)}
-        self._record_positions: dict[tuple[str, tuple[str, ...]], tuple[int, list[int]]] = {}
-        self._schema_words: list[frozenset[str]] = []
-        self._values: list[frozenset[str]] = []
-        for idx in self._db_members:
-            names = {n for i in idx for n in (self.entries[i].word_name, *self.entries[i].columns)}
-            vocab = {w for n in names for w in words(n)}
-            self._schema_words.append(frozenset(vocab | {stem(w) for w in vocab}))
-            self._values.append(
-                frozenset(
-                    normalize_value(v)
-                    for i in idx
-                    for vals in self.entries[i].values.values()
-                    for v in vals
-                )
-            )
+        self.votes = QuestionVotes(
+            len(self.db_ids),
+            len(self.entries),
+            {key: i for i, key in enumerate(groups)},
+            self._entry_pos,
+            config.weights.temperature,
+        )
+        self.examples = ExamplePicker(self.entries, self._db_members)
         #: normalized synthetic questions never used as hits (the benchmark masks template
         #: records that happen to equal an evaluated question)
         self.masked: frozenset[str] = frozenset()
@@ -332,55 +322,19 @@ class Retriever:
             t3b = time.perf_counter()
             timings["signals_ms"] = (t3b - t3) * 1000
             t3 = t3b
-        db_index: list[int] = []
-        table_index: list[list[int]] = []
-        for hit in hits:
-            db, tables = self._positions(hit.db_id, hit.tables)
-            db_index.append(db)
-            table_index.append(tables)
-        db_votes, table_votes = question_votes(
-            [h.score for h in hits],
-            db_index,
-            table_index,
-            len(self.db_ids),
-            len(self.entries),
-            self.config.weights.temperature,
-        )
-        users = [i for i, h in enumerate(hits) if h.origin == USER]
-        user_db = user_table = user_share = None
-        if users:
-            user_db, user_table, user_share = user_nearest(
-                [hits[i].score for i in users],
-                [db_index[i] for i in users],
-                [table_index[i] for i in users],
-                len(self.db_ids),
-                len(self.entries),
-                self.config.weights.temperature,
-            )
+        votes = self.votes.of(hits)
         signals = Signals(
             table=table_signals,
-            db_votes=db_votes,
-            table_votes=table_votes,
+            db_votes=votes.db_votes,
+            table_votes=votes.table_votes,
             vector=vector,
             database=database_signals,
-            user_db=user_db,
-            user_table=user_table,
-            synthetic_best=max((h.score for h in hits if h.origin != USER), default=0.0),
-            user_share=user_share,
+            user_db=votes.user_db,
+            user_table=votes.user_table,
+            synthetic_best=votes.synthetic_best,
+            user_share=votes.user_share,
         )
         return signals, hits, timings
-
-    def _positions(self, db_id: str, tables: tuple[str, ...]) -> tuple[int, list[int]]:
-        """The database position (-1: not in the pool) and the entry rows of a record's tables
-        (remembered: the same records come back query after query)."""
-        found = self._record_positions.get((db_id, tables))
-        if found is None:
-            db_key = fold(db_id)
-            rows = [self._entry_pos.get((db_key, fold(t))) for t in tables]
-            found = (self._db_pos.get(db_key, -1), [r for r in rows if r is not None])
-            if len(self._record_positions) < 1_000_000:
-                self._record_positions[(db_id, tables)] = found
-        return found
 
     def retrieve(
         self,
@@ -403,7 +357,11 @@ class Retriever:
         databases = list(ranked.databases)
         timings["fuse_ms"] = (time.perf_counter() - t0) * 1000
         t1 = time.perf_counter()
-        examples = self._examples(question, signals, hits, ranked.best)
+        examples: list[Example] = []
+        if self.config.examples and self.kb is not None and signals.vector is not None:
+            examples = self.examples.pick(
+                question, signals.vector, hits, ranked.best, self.kb, self.config.examples
+            )
         timings["examples_ms"] = (time.perf_counter() - t1) * 1000
         timings["total_ms"] = (time.perf_counter() - started) * 1000
         pooled, pooling_error = False, None
@@ -433,24 +391,6 @@ class Retriever:
         )
 
     # -- pieces ------------------------------------------------------------------------------
-
-    def _examples(
-        self, question: str, signals: Signals, hits: list[QuestionHit], db: int
-    ) -> list[Example]:
-        if self.config.examples == 0 or self.kb is None or signals.vector is None:
-            return []
-        # the database's 4 x count records nearest to the question, whose skeletons are then
-        # compared: from the question hits, or a search of that database when they hold few
-        db_key = fold(self.db_ids[db])
-        size = 4 * self.config.examples
-        candidates = [h for h in hits if fold(h.db_id) == db_key][:size]
-        if len(candidates) < 2 * self.config.examples:
-            candidates = (
-                self.kb.search_questions(signals.vector, size, db_id=self.db_ids[db]) or candidates
-            )
-        return select_examples(
-            question, candidates, self._schema_words[db], self._values[db], self.config.examples
-        )
 
     def _pool(self, question: str, databases: list[RankedDatabase]) -> list[RankedDatabase]:
         assert self.pool_llm is not None
