@@ -32,16 +32,17 @@ function, a struct whose fields the catalog does not list, a column of a source 
 resolve), aliases of the SELECT list wherever they are referenced, correlated names, BigQuery
 script variables and engine pseudo-columns.
 
-The catalog side (tables by engine name) is `schemagraph.sql.table_match`; what each name of a
-FROM clause stands for, `schemagraph.sql.from_sources`.
+The catalog side (tables by engine name) is `schemagraph.sql.table_match`; each table of the
+query resolved against it, `schemagraph.sql.check_tables`; what each name of a FROM clause stands
+for, `schemagraph.sql.from_sources`; the problems and their nearest names,
+`schemagraph.sql.problems`.
 """
 
 from __future__ import annotations
 
 import difflib
-import enum
 import logging
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -51,14 +52,12 @@ from sqlglot.optimizer.scope import Scope, ScopeType, traverse_scope
 
 from schemagraph.dialects import (
     dialect_of,
-    family_sql,
-    name_parts,
     quote_part,
     repeated_route,
-    table_sql,
 )
 from schemagraph.model import Catalog, Database, fold
 from schemagraph.sql._parse import parse_tokens, split_statements, tokenize
+from schemagraph.sql.check_tables import TableResolver
 from schemagraph.sql.from_sources import (
     MISSING,
     Derived,
@@ -74,16 +73,13 @@ from schemagraph.sql.from_sources import (
 )
 from schemagraph.sql.guard import Refusal
 from schemagraph.sql.guard import check_sql as guard_sql
-from schemagraph.sql.table_match import TableIndex, catalog_holders, match_tables, table_index
+from schemagraph.sql.problems import CUTOFF, SUGGESTIONS, Problem, ProblemKind, Problems, nearest
+from schemagraph.sql.table_match import TableIndex, table_index
 
 log = logging.getLogger(__name__)
 
 __all__ = ["CheckResult", "Problem", "ProblemKind", "check_sql"]
 
-#: nearest names offered for an unknown one
-SUGGESTIONS = 3
-#: how alike (difflib ratio) a name must be to be offered
-CUTOFF = 0.6
 #: BigQuery functions whose arrays hold scalars: their UNNEST alias is the only column
 _SCALAR_ARRAYS: tuple[type[exp.Expr], ...] = (
     exp.GenerateDateArray,
@@ -95,36 +91,6 @@ _SCALAR_ARRAYS: tuple[type[exp.Expr], ...] = (
     exp.JSONExtractArray,
     exp.StringToArray,
 )
-
-
-class ProblemKind(enum.StrEnum):
-    """What is wrong with a checked query; stable codes for the CLI, the API and tools."""
-
-    REFUSED = "refused"
-    """The guard of `run_sql` refused it: not parsed, several statements, a write..."""
-    UNKNOWN_TABLE = "unknown_table"
-    UNKNOWN_COLUMN = "unknown_column"
-    NOT_UNNESTED = "not_unnested"
-    """A path into a repeated (ARRAY) column, read without `UNNEST`."""
-
-
-@dataclass(frozen=True)
-class Problem:
-    """One problem: `name` is the name at fault as the SQL writes it (for a refusal, the guard's
-    rule), `suggestions` the nearest real names, as the SQL should write them."""
-
-    kind: ProblemKind
-    message: str
-    name: str = ""
-    suggestions: tuple[str, ...] = ()
-
-    def as_dict(self) -> dict[str, Any]:
-        return {
-            "kind": self.kind.value,
-            "message": self.message,
-            "name": self.name,
-            "suggestions": list(self.suggestions),
-        }
 
 
 @dataclass(frozen=True)
@@ -177,8 +143,8 @@ def _check(db: Database, sql: str, dialect: str, catalog: Catalog | None) -> Che
         # a query shape sqlglot's scope cannot follow: its tables are checked, its columns not
         log.warning("check: cannot follow the scopes of a query on %s: %r", db.id, exc)
         resolver.tables_only(verdict.tree)
-    problems = tuple(resolver.problems.values())
-    return CheckResult(not problems, db.id, dialect, problems, resolver.table_ids())
+    problems = resolver.problems.all()
+    return CheckResult(not problems, db.id, dialect, problems, resolver.tables.table_ids())
 
 
 def _refused(db: Database, dialect: str, rule: str, message: str) -> CheckResult:
@@ -228,9 +194,8 @@ class _Resolver:
         self.index = index
         self.catalog = catalog
         self.variables = variables
-        self.problems: dict[tuple[str, str], Problem] = {}
-        self.read: dict[str, str] = {}  # table id (folded) -> id, or family pattern
-        self._tables: dict[int, Source] = {}  # id(exp.Table) -> its source
+        self.problems = Problems()
+        self.tables = TableResolver(db, dialect, index, catalog, self.problems)
         self._sources: dict[int, dict[str, Source]] = {}  # id(scope) -> alias -> source
         self._derived: dict[int, Derived] = {}  # id(scope) -> its output
         self._busy: set[int] = set()
@@ -261,97 +226,11 @@ class _Resolver:
     def tables_only(self, tree: exp.Expr) -> None:
         ctes = {fold(c.alias) for c in tree.find_all(exp.CTE)}
         for node in tree.find_all(exp.Table):
-            if id(node) in self._tables or not self._is_catalog_table(node, ctes):
+            if self.tables.resolved(node) or not TableResolver.is_catalog_table(node, ctes):
                 continue
-            self._table(node)
-
-    def table_ids(self) -> tuple[str, ...]:
-        return tuple(sorted(self.read.values(), key=fold))
+            self.tables.table(node)
 
     # -- tables
-
-    @staticmethod
-    def _is_catalog_table(node: exp.Table, ctes: set[str]) -> bool:
-        if not isinstance(node.this, exp.Identifier):
-            return False  # a table function, or a name sqlglot could not read as one
-        if not node.name:
-            return False
-        return bool(node.args.get("db")) or fold(node.name) not in ctes
-
-    def _table(self, node: exp.Table) -> Source:
-        held = self._tables.get(id(node))
-        if held is None:
-            held = self._resolve_table(node)
-            self._tables[id(node)] = held
-        return held
-
-    def _resolve_table(self, node: exp.Table) -> Source:
-        parts = tuple(p.name for p in node.parts)
-        written = ".".join(parts)
-        label = node.alias_or_name
-        wildcard = self.dialect == "bigquery" and parts[-1].endswith("*")
-        found = match_tables(self.index, parts, self.dialect, wildcard)
-        index = self.index
-        if not found and self.catalog is not None and len(parts) > 2:
-            index, found = self._elsewhere(parts, wildcard)
-        if not found and any(fold(p) == "information_schema" for p in parts):
-            return Opaque(label)  # the engine's own views, which no export lists
-        if not found:
-            near = self._near_tables(parts, wildcard)
-            message = f"no table `{written}` in {self.db.id}"
-            self._problem(ProblemKind.UNKNOWN_TABLE, written, _nearest(message, near), near)
-            return Opaque(label)
-        tables = tuple(index.entries[i][0] for i in found)
-        first = tables[0]
-        read = first.name
-        if wildcard:  # the family as its ids are written: `dataset__ga_sessions_2017*`
-            read = first.name[: len(first.name) - len(name_parts(first)[-1])] + parts[-1]
-        if index is not self.index:
-            read = f"{index.db.id}.{read}"
-        self.read[fold(read)] = read
-        return Tables(index, tables, label, parts[-1], wildcard, self.dialect)
-
-    def _elsewhere(self, parts: tuple[str, ...], wildcard: bool) -> tuple[TableIndex, list[int]]:
-        """A fully qualified table of another database of the catalog, same engine."""
-        assert self.catalog is not None
-        holders = catalog_holders(self.catalog)
-        last = fold(parts[-1])
-        if wildcard:
-            names = [n for n in holders if n.startswith(last[:-1])]
-        else:
-            names = [last] if last in holders else []
-        for db in dict.fromkeys(db for name in names for db in holders[name]):
-            if db is self.db or dialect_of(db) != self.dialect:
-                continue
-            index = table_index(db)
-            found = match_tables(index, parts, self.dialect, wildcard, strict=True)
-            if found:
-                return index, found
-        return self.index, []
-
-    def _near_tables(self, parts: tuple[str, ...], wildcard: bool) -> tuple[str, ...]:
-        """The nearest tables (or families), qualified as the SQL qualifies its tables when
-        that names them, else as the engine names them."""
-        last = fold(parts[-1])
-        out = []
-        if wildcard:
-            stems = difflib.get_close_matches(last[:-1], self.index.stems(), SUGGESTIONS, CUTOFF)
-            for stem in stems:
-                member = next(t for t, p in self.index.entries if p[-1].startswith(stem))
-                written = name_parts(member)[-1][: len(stem)] + "*"
-                out.append(self._as_written(parts, written, family_sql(self.db, member, stem)))
-            return tuple(out)
-        near = difflib.get_close_matches(last, list(self.index.by_last), SUGGESTIONS, CUTOFF)
-        for name in near:
-            table = self.index.entries[self.index.by_last[name][0]][0]
-            out.append(self._as_written(parts, name_parts(table)[-1], table_sql(self.db, table)))
-        return tuple(out)
-
-    def _as_written(self, parts: tuple[str, ...], last: str, rendered: str) -> str:
-        candidate = (*parts[:-1], last)
-        if match_tables(self.index, candidate, self.dialect, last.endswith("*")):
-            return f"`{'.'.join(candidate)}`"
-        return rendered if rendered.startswith("`") else f"`{rendered}`"
 
     # -- sources of a scope
 
@@ -425,14 +304,14 @@ class _Resolver:
             if element is not None:
                 element.alias = alias
             sources[fold(alias)] = element if element is not None else Opaque(alias, [alias])
-            self._tables[id(node)] = sources[fold(alias)]
+            self.tables.stand_for(node, sources[fold(alias)])
             return
         cte = None if qualifier else self._ctes.get(fold(node.name))
         if cte is not None:
             derived = self._derived_of(cte, alias)
             sources[fold(alias)] = derived if derived is not None else Opaque(alias)
             return
-        sources[fold(alias)] = self._table(node)
+        sources[fold(alias)] = self.tables.table(node)
 
     def _unnest(
         self, scope: Scope, sources: dict[str, Source], node: exp.Unnest, alias: str
@@ -648,7 +527,7 @@ class _Resolver:
             route = repeated_route(hit.table, hit.column.name)
             if isinstance(source, Element):
                 route = tuple(r for r in route if len(r) > len(source.path))
-            self._problem(
+            self.problems.add(
                 ProblemKind.NOT_UNNESTED,
                 written,
                 f"`{written}` reads into the repeated (ARRAY) column `{hit.repeated}` of "
@@ -666,7 +545,7 @@ class _Resolver:
             return
         quoted = '"' + hit.column.name.replace('"', '""') + '"'
         how = "as written, quoted" if identifier.quoted else "in upper case, unquoted"
-        self._problem(
+        self.problems.add(
             ProblemKind.UNKNOWN_COLUMN,
             written,
             f"no column `{read}` in {source.describe()}: Snowflake reads `{identifier.name}` "
@@ -686,8 +565,8 @@ class _Resolver:
         `others`: the scope's other sources, where it may be."""
         suggestions = self._near_columns(path, sources, qualifier, others)
         message = f"no column `{'.'.join(path)}` in {_where(sources)}"
-        self._problem(
-            ProblemKind.UNKNOWN_COLUMN, written, _nearest(message, suggestions), tuple(suggestions)
+        self.problems.add(
+            ProblemKind.UNKNOWN_COLUMN, written, nearest(message, suggestions), tuple(suggestions)
         )
 
     def _near_columns(
@@ -724,13 +603,6 @@ class _Resolver:
             return name
         return quote_part(name, self.dialect)
 
-    def _problem(
-        self, kind: ProblemKind, name: str, message: str, suggestions: tuple[str, ...]
-    ) -> None:
-        key = (kind.value, fold(name))
-        if key not in self.problems:
-            self.problems[key] = Problem(kind, message, name, suggestions)
-
 
 def _routed(source: Source, name: str, prefix: str, spelt: Callable[[str], str]) -> str:
     """`name` of `source` as a suggestion: with the UNNESTs a nested field needs."""
@@ -753,11 +625,6 @@ def _routed_name(name: str, route: tuple[str, ...]) -> str:
     if not route:
         return f"`{name}`"
     return f"`{name}` through " + " then ".join(f"`UNNEST({r})`" for r in route)
-
-
-def _nearest(message: str, suggestions: Iterable[str]) -> str:
-    listed = list(suggestions)
-    return f"{message}; nearest: {'; '.join(listed)}" if listed else message
 
 
 def _alias_of(node: exp.Expr) -> str:
