@@ -214,6 +214,18 @@ class ServedIndex:
         served it tells what the watcher last did, which no request waits for."""
         return self._pending
 
+    def why_not_ready(self) -> str:
+        """Why no build answers now, in one sentence."""
+        pending = self._pending
+        where = self.source.where
+        if pending.state == "empty":
+            return f"{where} holds no knowledge base yet: run `schemarag index build` first"
+        if pending.state == "loading":
+            return f"the index {pending.build} of {where} is still loading; try again shortly"
+        if pending.state in ("failed", "unreachable"):
+            return f"the index of {where} cannot be loaded: {pending.error}"
+        return f"the index of {where} is not loaded yet; try again shortly"
+
     @contextmanager
     def lease(self) -> Iterator[Loaded]:
         """The current build, kept open until the block ends even if a new one is swapped in."""

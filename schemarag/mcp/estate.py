@@ -31,12 +31,11 @@ from generator.prompt import prompt_sample
 from indexer.synthesis.readability import readable
 from schemagraph import Catalog, Database, DatabaseSample
 from schemagraph.dialects import dialect_of, engine_label, runnable, sql_dialect
-from schemagraph.model import fold
 from schemarag.mcp.describe import describe, sample_config
 from schemarag.mcp.errors import EstateError
-from schemarag.mcp.names import read_name, renamed, shown_name
+from schemarag.mcp.names import EngineNames, read_name, shown_name
 from schemarag.pending_catalog import CatalogNotReadyError, PendingCatalog
-from store.manifest import Manifest
+from store.manifest import Manifest, Twins
 
 if TYPE_CHECKING:
     from schemarag.api.served import Loaded, ServedIndex
@@ -97,8 +96,7 @@ class Estate:
         #: sampled rows per database id, read once (a live server is not queried per call)
         self._samples: dict[str, DatabaseSample | None] = {}
         self._tables: dict[str, list[str]] | None = None
-        #: engine names of the table documents, per loaded build: folded db -> folded table -> name
-        self._entry_names: dict[str, dict[str, dict[str, str]]] = {}
+        self._names = EngineNames()
 
     @property
     def catalog(self) -> Catalog | None:
@@ -140,19 +138,7 @@ class Estate:
             with self.served.lease() as loaded:
                 yield loaded
         except IndexNotReadyError:
-            raise EstateError(self.not_ready()) from None
-
-    def not_ready(self) -> str:
-        """Why no build answers now, in one sentence."""
-        pending = self.served.pending
-        where = self.served.source.where
-        if pending.state == "empty":
-            return f"{where} holds no knowledge base yet: run `schemarag index build` first"
-        if pending.state == "loading":
-            return f"the index {pending.build} of {where} is still loading; try again shortly"
-        if pending.state in ("failed", "unreachable"):
-            return f"the index of {where} cannot be loaded: {pending.error}"
-        return f"the index of {where} is not loaded yet; try again shortly"
+            raise EstateError(self.served.why_not_ready()) from None
 
     # -- tools -----------------------------------------------------------------------------
 
@@ -173,14 +159,17 @@ class Estate:
                 "confidence": round(result["confidence"], 3),
                 "build": loaded.build_id,
                 "candidates": [
-                    self._candidate(db, top_tables, loaded) for db in result["databases"]
+                    _candidate(self._names.named(_database(db), loaded, self.catalog), top_tables)
+                    for db in result["databases"]
                 ],
             }
         answer: dict[str, Any] = {
             "build": loaded.build_id,
             "confidence": round(result["confidence"], 3),
             "abstained": False,
-            "databases": [self._engine_names(_database(db), loaded) for db in result["databases"]],
+            "databases": [
+                self._names.named(_database(db), loaded, self.catalog) for db in result["databases"]
+            ],
         }
         if result["twins"] is not None:
             answer["twins"] = result["twins"]
@@ -198,11 +187,8 @@ class Estate:
         """The databases of the served build whose id matches `pattern` (a glob, or a part of
         the id; any case), `limit` from `offset`, with their table counts and names, the
         description the catalog gives their tables, and their twin groups."""
-        tables: dict[str, list[str]] = {}
         #: tables per database beyond those named (the shards a build indexes once)
         shards: dict[str, int] = {}
-        dialects: dict[str, str] = {}
-        descriptions: dict[str, str] = {}
         catalog = self.catalog
         if catalog is not None:  # answered at once, while the index may still load
             tables = self._catalog_tables()
@@ -213,17 +199,7 @@ class Estate:
             build_id = loaded.build_id if loaded is not None else None
         else:  # named from the served build while the catalog loads, or without one
             with self.build() as loaded:
-                described: dict[str, list[str]] = {}
-                for entry in loaded.retriever.entries:
-                    name = entry.engine_name or entry.table
-                    tables.setdefault(entry.db_id, []).append(name)
-                    described.setdefault(entry.db_id, []).append(entry.description)
-                descriptions = {db_id: _described(texts) for db_id, texts in described.items()}
-                manifest = loaded.manifest
-                twins = manifest.twins if manifest is not None else []
-                dialects = manifest.dialects if manifest is not None else {}
-                for family in manifest.families if manifest is not None else ():
-                    shards[family.database] = shards.get(family.database, 0) + family.tables - 1
+                tables, shards, dialects, descriptions, twins = _from_build(loaded)
                 build_id = loaded.build_id
         ids = sorted(tables, key=str.lower)
         if pattern:
@@ -381,55 +357,36 @@ class Estate:
             return loaded.manifest
         return self.manifest or Manifest.from_json({})
 
-    def _candidate(self, db: dict[str, Any], top_tables: int, loaded: Loaded) -> dict[str, Any]:
-        """A database of an abstained answer: its id, score and table names only."""
-        named = self._engine_names(_database(db), loaded)
-        item = {"db_id": named["db_id"], "score": named["score"]}
-        if "dialect" in named:
-            item["dialect"] = named["dialect"]
-        item["tables"] = [t["name"] for t in named["tables"][:top_tables]]
-        return item
 
-    def _engine_names(self, item: dict[str, Any], loaded: Loaded) -> dict[str, Any]:
-        """A `find_tables` database with its dialect and, in a warehouse, its tables named as
-        the engine names them (the ids stay inside schemarag): from the catalog once it has
-        loaded, from the served build (its manifest and table documents) until then."""
-        db_id = item["db_id"]
-        catalog = self.catalog
-        if catalog is not None:
-            if db_id not in catalog:
-                return item
-            db = catalog.database(db_id)
-            dialect = sql_dialect(db)
-            if all(not t.engine_name for t in db.tables):
-                return {"db_id": db_id, "dialect": dialect, **item}
+def _from_build(
+    loaded: Loaded,
+) -> tuple[dict[str, list[str]], dict[str, int], dict[str, str], dict[str, str], list[Twins]]:
+    """What `list_databases` says of each database, from the served build alone: its tables
+    as the engine names them, the shards a build indexes once, its dialect, its description
+    and the twin groups."""
+    tables: dict[str, list[str]] = {}
+    shards: dict[str, int] = {}
+    described: dict[str, list[str]] = {}
+    for entry in loaded.retriever.entries:
+        tables.setdefault(entry.db_id, []).append(entry.engine_name or entry.table)
+        described.setdefault(entry.db_id, []).append(entry.description)
+    descriptions = {db_id: _described(texts) for db_id, texts in described.items()}
+    manifest = loaded.manifest
+    if manifest is None:
+        return tables, shards, {}, descriptions, []
+    for family in manifest.families:
+        shards[family.database] = shards.get(family.database, 0) + family.tables - 1
+    return tables, shards, manifest.dialects, descriptions, manifest.twins
 
-            def real(name: str) -> str:
-                return shown_name(db, name, quoted=False) if db.has_table(name) else name
 
-        else:
-            known = loaded.manifest.dialects if loaded.manifest is not None else {}
-            if db_id not in known:
-                return item
-            dialect = known[db_id]
-            names = self._store_names(loaded).get(fold(db_id))
-            if not names:
-                return {"db_id": db_id, "dialect": dialect, **item}
-
-            def real(name: str) -> str:
-                return names.get(fold(name), name)
-
-        return renamed({"db_id": db_id, "dialect": dialect, **item}, real)
-
-    def _store_names(self, loaded: Loaded) -> dict[str, dict[str, str]]:
-        """The engine names of the build's table documents: folded db -> folded table -> name."""
-        if loaded.token not in self._entry_names:
-            names: dict[str, dict[str, str]] = {}
-            for entry in loaded.retriever.entries:
-                if entry.engine_name:
-                    names.setdefault(fold(entry.db_id), {})[fold(entry.table)] = entry.engine_name
-            self._entry_names = {loaded.token: names}
-        return self._entry_names[loaded.token]
+def _candidate(named: dict[str, Any], top_tables: int) -> dict[str, Any]:
+    """A database of an abstained answer (named as the engine names it): its id, score and
+    table names only."""
+    item = {"db_id": named["db_id"], "score": named["score"]}
+    if "dialect" in named:
+        item["dialect"] = named["dialect"]
+    item["tables"] = [t["name"] for t in named["tables"][:top_tables]]
+    return item
 
 
 def _described(descriptions: Iterable[str]) -> str:

@@ -4,11 +4,14 @@ stay inside (`schemagraph.dialects` writes the names; these read them back and r
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from schemagraph import Database
-from schemagraph.dialects import name_parts, table_sql
+from schemagraph import Catalog, Database
+from schemagraph.dialects import name_parts, sql_dialect, table_sql
 from schemagraph.model import Table, fold
+
+if TYPE_CHECKING:
+    from schemarag.api.served import Loaded
 
 
 def shown_name(db: Database, name: str, *, quoted: bool = True) -> str:
@@ -70,3 +73,52 @@ def renamed(named: dict[str, Any], real: Callable[[str], str]) -> dict[str, Any]
                 }
     named["chosen_tables"] = [real(t) for t in named["chosen_tables"]]
     return named
+
+
+class EngineNames:
+    """`find_tables` databases with their dialect and, in a warehouse, their tables named as
+    the engine names them (the ids stay inside schemarag): from the catalog once it has loaded,
+    from the served build (its manifest and table documents) until then."""
+
+    def __init__(self) -> None:
+        #: engine names of the table documents, per loaded build: folded db -> table -> name
+        self._entry_names: dict[str, dict[str, dict[str, str]]] = {}
+
+    def named(
+        self, item: dict[str, Any], loaded: Loaded, catalog: Catalog | None
+    ) -> dict[str, Any]:
+        db_id = item["db_id"]
+        if catalog is not None:
+            if db_id not in catalog:
+                return item
+            db = catalog.database(db_id)
+            dialect = sql_dialect(db)
+            if all(not t.engine_name for t in db.tables):
+                return {"db_id": db_id, "dialect": dialect, **item}
+
+            def real(name: str) -> str:
+                return shown_name(db, name, quoted=False) if db.has_table(name) else name
+
+        else:
+            known = loaded.manifest.dialects if loaded.manifest is not None else {}
+            if db_id not in known:
+                return item
+            dialect = known[db_id]
+            names = self._store_names(loaded).get(fold(db_id))
+            if not names:
+                return {"db_id": db_id, "dialect": dialect, **item}
+
+            def real(name: str) -> str:
+                return names.get(fold(name), name)
+
+        return renamed({"db_id": db_id, "dialect": dialect, **item}, real)
+
+    def _store_names(self, loaded: Loaded) -> dict[str, dict[str, str]]:
+        """The engine names of the build's table documents: folded db -> folded table -> name."""
+        if loaded.token not in self._entry_names:
+            names: dict[str, dict[str, str]] = {}
+            for entry in loaded.retriever.entries:
+                if entry.engine_name:
+                    names.setdefault(fold(entry.db_id), {})[fold(entry.table)] = entry.engine_name
+            self._entry_names = {loaded.token: names}
+        return self._entry_names[loaded.token]

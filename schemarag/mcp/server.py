@@ -126,7 +126,7 @@ async def _loaded(estate: Estate, ctx: Context) -> None:
             await anyio.sleep(0.05)
         waited += step
     if not served.ready:
-        raise ToolError(estate.not_ready())
+        raise ToolError(estate.served.why_not_ready())
 
 
 def _call(name: str, work: Any) -> Any:

@@ -15,13 +15,23 @@ from sqlalchemy.engine import make_url
 from schemagraph.sources import load_catalog
 from schemagraph.sources.remembered import moved_source, remembered_spec, source_records
 
+#: what the remembered URL keeps: a secret that is a part of it ("post") cannot be told apart
+KEPT = "postgresql+psycopg://reader@db.internal:5432/warehouse?sslmode=require"
 #: passwords as people write them into URLs: raw (SQLAlchemy reads up to the first @) or
 #: percent-encoded
 PASSWORDS = st.text(
     alphabet=st.characters(blacklist_categories=("Cs", "Cc"), blacklist_characters="@"),
     min_size=4,
     max_size=30,
-).filter(lambda p: p.strip() == p and "reader" not in p and "db.internal" not in p)
+).filter(
+    lambda p: (
+        p.strip() == p
+        and "reader" not in p
+        and "db.internal" not in p
+        and p not in KEPT
+        and quote(p, safe="") not in KEPT
+    )
+)
 
 
 @given(password=PASSWORDS, encoded=st.booleans(), secret=PASSWORDS)
@@ -34,6 +44,7 @@ def test_a_url_is_remembered_without_its_password_or_secret_values(
         f"?sslmode=require&private_key_passphrase={quote(secret, safe='')}"
     )
     kept = remembered_spec(url)
+    assert kept == KEPT
     assert written not in kept and quote(secret, safe="") not in kept
     parsed = make_url(kept)
     assert parsed.password is None and parsed.username == "reader"
