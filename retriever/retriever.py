@@ -1,14 +1,15 @@
 """`Retriever`: a question in, ranked databases and tables out.
 
-    retriever = Retriever.open(".schemarag/store", embedder=make_embedder("minilm+schema"))
+    retriever = Retriever.open(".schemarag/store")  # the embedder its build names
     result = retriever.retrieve("How many singers are from France?")
     result.databases[0].db_id, result.databases[0].chosen_tables, result.confidence
 
 Everything heavy happens once, in `open`: the knowledge base, the table entries and vectors, the
 BM25 index, the value index, the embedded schema vocabulary. A query embeds the question once
 (and, in a worker thread meanwhile, its words that no schema name or earlier query explains),
-runs one search over the synthetic questions (in memory for a folder, in Qdrant for a server)
-and a few numpy operations (see `retriever.fusion` for how the signals are combined).
+runs one search over the synthetic questions (in memory for a folder, in Qdrant for a server),
+turns its hits into votes (`retriever.votes`) and ranks with a few numpy operations
+(`retriever.ranking`; `retriever.fusion` for how the signals are combined).
 """
 
 from __future__ import annotations
