@@ -189,10 +189,7 @@ class _Resolver:
         catalog: Catalog | None,
         variables: frozenset[str],
     ) -> None:
-        self.db = db
         self.dialect = dialect
-        self.index = index
-        self.catalog = catalog
         self.variables = variables
         self.problems = Problems()
         self.tables = TableResolver(db, dialect, index, catalog, self.problems)
