@@ -22,6 +22,7 @@ from retriever.question_index import Cells
 from retriever.result import RankedDatabase, RankedTable
 from retriever.tables import TableEntry
 from retriever.twins import AlsoIn, TwinNote, TwinSeparator
+from schemagraph.containment import EstateRelations
 from schemagraph.model import fold
 
 
@@ -45,7 +46,9 @@ class Ranker:
     `entries`/`vectors`: the table documents and their embeddings; `members[d]`: the entry
     positions of database `d` (`db_ids[d]`), `db_of[i]`: the database of entry `i`;
     `table_cells`: the cells that estimate the dense signal (None: it is exact); `families`:
-    (folded db, folded table) -> the family of sharded tables that table stands for."""
+    (folded db, folded table) -> the family of sharded tables that table stands for;
+    `relations`: the estate's twins and containment as the build found them (None: found
+    here, `retriever.twins.TwinSeparator`)."""
 
     def __init__(
         self,
@@ -59,6 +62,7 @@ class Ranker:
         weights: FusionWeights,
         table_cells: Cells | None,
         families: dict[tuple[str, str], dict[str, Any]],
+        relations: EstateRelations | None = None,
     ) -> None:
         self.entries = entries
         self.vectors = vectors
@@ -71,7 +75,7 @@ class Ranker:
         self.families = families
         self._keys = [e.key for e in entries]
         self._fk = [fk_adjacency([entries[i] for i in idx]) for idx in members]
-        self.twins = TwinSeparator(entries)
+        self.twins = TwinSeparator(entries, relations)
 
     def rank(
         self,

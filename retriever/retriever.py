@@ -42,6 +42,7 @@ from retriever.semantic import PendingLinks, SemanticLinker, threshold_for
 from retriever.signal import Signal, SignalSpec
 from retriever.tables import TableEntry, group_by_database
 from retriever.text import normalize_question
+from retriever.twins import relations_in
 from retriever.votes import QuestionVotes
 from schemagraph.model import fold
 from store.location import StoreLocation
@@ -160,6 +161,7 @@ class Retriever:
                 (fold(f.database), fold(f.last)): f.to_json()
                 for f in (kb.manifest.families if kb is not None else [])
             },
+            relations=relations_in(kb.manifest) if kb is not None else None,
         )
 
     # -- construction ------------------------------------------------------------------------

@@ -21,8 +21,16 @@ from dataclasses import dataclass
 
 from retriever.tables import TableEntry
 from retriever.text import normalize_value, stem, words
-from schemagraph.containment import EstateRelations, relations_of, schema_of, table_key
+from schemagraph.containment import (
+    ContainmentGroup,
+    EstateRelations,
+    relations_of,
+    schema_of,
+    table_key,
+)
 from schemagraph.model import fold
+from schemagraph.twins import TwinGroup
+from store.manifest import Manifest
 
 MAX_GRAM = 4
 #: the tables an `AlsoIn` names (how many it adds is counted in full)
@@ -75,10 +83,41 @@ def _words(name: tuple[str, str]) -> list[str]:
     return [*words(name[0]), *words(name[1])]
 
 
+def relations_in(manifest: Manifest) -> EstateRelations | None:
+    """The twins and containment a build recorded, by folded database ids, as `relations_of`
+    finds them over the same tables (the build's catalog is what its table documents say); None
+    for a build written before it recorded `related`."""
+    if "related" in manifest.absent:
+        return None
+    twins = [
+        TwinGroup(
+            tuple(fold(m) for m in group.members),
+            group.identical,
+            group.similarity,
+            {fold(m): names for m, names in group.only.items()},
+        )
+        for group in manifest.twins
+    ]
+    containment = [
+        ContainmentGroup(
+            fold(group.base),
+            tuple(fold(c) for c in group.copies),
+            {fold(c): names for c, names in group.adds.items()},
+        )
+        for group in manifest.containment
+    ]
+    related = {db: frozenset(others) for db, others in manifest.related.items()}
+    return EstateRelations(twins, containment, related)
+
+
 class TwinSeparator:
     """The twin groups of a retriever's databases and what tells each member apart."""
 
-    def __init__(self, entries: Sequence[TableEntry]) -> None:
+    def __init__(
+        self, entries: Sequence[TableEntry], relations: EstateRelations | None = None
+    ) -> None:
+        """`relations`: the estate's twins and containment as its build found them
+        (`relations_in`), over the same tables; None: found here."""
         tables: dict[str, list[tuple[str, Sequence[str]]]] = {}
         values: dict[str, set[str]] = {}
         #: each table's key by (folded database id, folded table id)
@@ -92,26 +131,27 @@ class TwinSeparator:
             )
         #: each database's tables by key (`schemagraph.containment.table_key`)
         self.schemas = {db: schema_of(pairs) for db, pairs in tables.items()}
-        names = {
-            db: {(key, c) for key, columns in schema.items() for c in columns}
-            for db, schema in self.schemas.items()
-        }
         #: twins and containment, by folded database ids
-        self.relations: EstateRelations = relations_of(self.schemas)
+        self.relations: EstateRelations = relations or relations_of(self.schemas)
         groups = self.relations.twins
         self.groups = groups
         self._group_of: dict[str, tuple[str, ...]] = {}
         self._marks: dict[str, _Marks] = {}
         for group in groups:
+            # each member's name words, stemmed, once (not once per other member)
+            stems = {
+                member: {stem(w) for pair in self._names(member) for w in _words(pair)}
+                for member in group.members
+            }
             for member in group.members:
                 self._group_of[member] = group.members
                 others = [m for m in group.members if m != member]
                 shared_values = set().union(*(values[o] for o in others))
                 shared_id_words = {w for o in others for w in words(o)}
-                shared_words = {stem(w) for o in others for pair in names[o] for w in _words(pair)}
+                shared_words = set().union(*(stems[o] for o in others))
                 own = {
                     stem(w): name
-                    for name in group.only[member]
+                    for name in group.only.get(member, ())
                     for w in words(name.rsplit(".", 1)[-1])
                 }
                 self._marks[member] = _Marks(
@@ -119,6 +159,10 @@ class TwinSeparator:
                     values=frozenset(v for v in values[member] - shared_values if v),
                     id_words=frozenset(set(words(member)) - shared_id_words),
                 )
+
+    def _names(self, db: str) -> set[tuple[str, str]]:
+        """`db`'s (table key, column) names."""
+        return {(key, c) for key, columns in self.schemas[db].items() for c in columns}
 
     def separate(self, question: str, ranked: Sequence[str]) -> tuple[list[int], TwinNote | None]:
         """The new order of `ranked` (database ids, best first) as positions, and the note on

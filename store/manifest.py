@@ -139,6 +139,11 @@ class Manifest:
     #: the estate's twin groups, copies that contain others, and families of sharded tables
     twins: list[Twins] = field(default_factory=list)
     containment: list[Containment] = field(default_factory=list)
+    #: folded database id -> the folded ids of the databases related to it: its twins, the
+    #: copies that contain it or that it contains, mirrors included
+    #: (`schemagraph.containment.EstateRelations.related`); absent from a build written before
+    #: it was recorded (the retriever then finds the relations again)
+    related: dict[str, list[str]] = field(default_factory=dict)
     families: list[Family] = field(default_factory=list)
     #: the traversals whose records the build holds (failed ones are left out, so the next
     #: build retries them)
@@ -161,7 +166,7 @@ class Manifest:
         values: dict[str, Any] = {k: data[k] for k in known if k in data}
         if "layout" in values:
             values["layout"] = CollectionLayout(**(values["layout"] or {}))
-        for name in ("collections", "databases", "dialects", "examples", "report"):
+        for name in ("collections", "databases", "dialects", "examples", "report", "related"):
             values[name] = dict(values.get(name) or {})
         for name, record in (("twins", Twins), ("containment", Containment), ("families", Family)):
             values[name] = [record.from_json(row) for row in values.get(name) or []]

@@ -86,8 +86,13 @@ def _build(
         log.warning("user example %s (%s) left out: %s", dropped.id, dropped.where, dropped.reason)
     if plan.up_to_date and served is not None:
         log.info("catalog unchanged since build %s: nothing to do", plan.base)
+        changes: dict[str, Any] = {}
         if sources and served.sources != sources:
-            served.but(sources=sources).write(location.build_dir(served.build_id))
+            changes["sources"] = sources
+        if "related" in served.absent:  # written before the relations were recorded whole
+            changes.update(_relations(catalog))
+        if changes:
+            served.but(**changes).write(location.build_dir(served.build_id))
         seconds = time.perf_counter() - started
         report = BuildReport.up_to_date_of(
             served.build_id, served.report, catalog, len(plan.traversals), seconds
@@ -299,7 +304,6 @@ def _manifest(
     config: BuildConfig,
 ) -> Manifest:
     """The manifest of the loaded build (its report still to be set)."""
-    relations = find_relations(catalog)
     return Manifest(
         build_id=build_id,
         created_at=datetime.now(UTC).isoformat(timespec="seconds"),
@@ -313,14 +317,23 @@ def _manifest(
         databases={db.id: database_fingerprint(db) for db in catalog},
         dialects={db.id: sql_dialect(db) for db in catalog},
         runnable=[db.id for db in catalog if runnable(db)],
-        twins=[Twins.from_json(group.as_dict()) for group in relations.twins],
-        containment=[Containment.from_json(group.as_dict()) for group in relations.containment],
         families=families,
         traversal_keys=plan.published_traversals(finished),
         examples=plan.published_examples(finished),
         layout=config.layout,
         table_documents=table_signature(config.seed),
+        **_relations(catalog),
     )
+
+
+def _relations(catalog: Catalog) -> dict[str, Any]:
+    """The manifest's twins, containment and related databases (the retriever reads them)."""
+    relations = find_relations(catalog)
+    return {
+        "twins": [Twins.from_json(group.as_dict()) for group in relations.twins],
+        "containment": [Containment.from_json(g.as_dict()) for g in relations.containment],
+        "related": {db: sorted(others) for db, others in sorted(relations.related.items())},
+    }
 
 
 def _add_usage(report: BuildReport, services: BuildServices) -> None:

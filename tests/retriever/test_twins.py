@@ -4,14 +4,19 @@ nothing tells them apart, the result says so and the confidence drops."""
 from __future__ import annotations
 
 import dataclasses
+import json
+from pathlib import Path
 
 import pytest
 
 from providers import HashingEmbedder
-from retriever import Retriever, RetrieverConfig
+from retriever import Retriever, RetrieverConfig, twins
 from retriever.tables import TableEntry, embed_entries, entries_from_catalog
 from retriever.twins import TwinSeparator
 from schemagraph import Catalog
+from schemagraph.containment import EstateRelations
+from schemarag.cli import main
+from store import StoreLocation
 
 
 def _copy(entries: list[TableEntry], db_id: str, db_from: str = "pets_1") -> list[TableEntry]:
@@ -140,3 +145,60 @@ def test_related_databases_holding_the_chosen_tables_move_up_to_the_best() -> No
     )
     # a table the related database lacks: no group
     assert separator.group(["pets_plus", "singers", "pets_1"], ("toys",)) == ([0, 1, 2], ())
+
+
+def _relations(relations: EstateRelations) -> tuple[object, ...]:
+    """What ranking reads of `relations`, comparable."""
+    groups = sorted(
+        (sorted(g.members), sorted((m, tuple(n)) for m, n in g.only.items() if n))
+        for g in relations.twins
+    )
+    copies = sorted((g.base, sorted(g.copies)) for g in relations.containment)
+    return groups, copies, {db: set(r) for db, r in relations.related.items()}
+
+
+def test_an_open_reads_twins_and_copies_from_the_build(
+    sample_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("SCHEMARAG_CACHE", str(tmp_path / "cache.sqlite"))
+    tables = json.loads((sample_dir / "tables.json").read_text())
+    (pets,) = [t for t in tables if t["db_id"] == "pets_1"]
+    (singers,) = [t for t in tables if t["db_id"] == "concert_singer"]
+    plus = {
+        **pets,
+        "db_id": "PETS_PLUS",
+        "table_names_original": [*pets["table_names_original"], "toys"],
+        "table_names": [*pets["table_names"], "toys"],
+        "column_names_original": [*pets["column_names_original"], [3, "toy_id"]],
+        "column_names": [*pets["column_names"], [3, "toy id"]],
+        "column_types": [*pets["column_types"], "number"],
+    }
+    folder = tmp_path / "estate"
+    folder.mkdir()
+    estate = [pets, {**pets, "db_id": "Pets_Staging"}, plus, singers]
+    (folder / "tables.json").write_text(json.dumps(estate))
+    store = tmp_path / "store"
+    argv = ["index", "build", f"spider:{folder}", "--store", str(store), "--no-cache"]
+    assert main([*argv, "--embedder", "hashing:64", "--chains", "1"]) == 0
+
+    def not_again(*args: object, **kwargs: object) -> EstateRelations:
+        raise AssertionError("twins found again at open")
+
+    embedder = HashingEmbedder(64)
+    with monkeypatch.context() as patched:
+        patched.setattr(twins, "relations_of", not_again)
+        with Retriever.open(store, embedder) as retriever:
+            read = retriever.ranker.twins.relations
+            schemas = retriever.ranker.twins.schemas
+    assert _relations(read) == _relations(twins.relations_of(schemas))
+    assert read.related["pets_1"] == {"pets_staging", "pets_plus"}
+    # a build written before it recorded them: found at open, the same
+    location = StoreLocation.parse(store)
+    manifest_file = location.build_dir(location.current() or "") / "manifest.json"
+    written = json.loads(manifest_file.read_text())
+    manifest_file.write_text(json.dumps({k: v for k, v in written.items() if k != "related"}))
+    with Retriever.open(store, embedder) as retriever:
+        assert _relations(retriever.ranker.twins.relations) == _relations(read)
+    # the next build, though nothing changed, records them
+    assert main([*argv, "--embedder", "hashing:64", "--chains", "1"]) == 0
+    assert json.loads(manifest_file.read_text())["related"] == written["related"]

@@ -175,7 +175,15 @@ def test_users_examples_whose_table_changed_are_dropped_and_reported(
 
 @pytest.mark.parametrize(
     "key",
-    ["traversal_keys", "examples", "table_documents", "containment", "sources", "dialects"],
+    [
+        "traversal_keys",
+        "examples",
+        "table_documents",
+        "containment",
+        "related",
+        "sources",
+        "dialects",
+    ],
 )
 def test_a_manifest_reads_back_as_written_keys_absent_from_older_builds_included(key: str) -> None:
     written = SERVED.to_json()
@@ -193,6 +201,7 @@ def test_a_manifest_reads_back_as_written_keys_absent_from_older_builds_included
         "runnable",
         "twins",
         "containment",
+        "related",
         "families",
         "traversal_keys",
         "examples",
