@@ -16,6 +16,7 @@ from contextlib import contextmanager
 
 from sqlglot import exp
 from sqlglot.dialects.dialect import Dialect
+from sqlglot.errors import ParseError
 from sqlglot.tokens import Token, TokenType
 
 FALLBACK_WARNING = "Falling back to parsing as a 'Command'"
@@ -65,10 +66,15 @@ def split_statements(tokens: list[Token]) -> list[list[Token]]:
 def parse_tokens(tokens: list[Token], sql: str, dialect: str) -> list[exp.Expr]:
     """The statements `tokens` (from `tokenize(sql, dialect)`) hold, without empty ones.
 
-    Raises sqlglot's `SqlglotError` (or `RecursionError` on absurd nesting) when it cannot parse.
+    Raises sqlglot's `SqlglotError` (or `RecursionError` on absurd nesting) when it cannot parse,
+    also where sqlglot's parser itself fails on odd input (SQLite's `->` with nothing around it
+    raises a `TypeError` inside it).
     """
     with _quiet():
-        parsed = Dialect.get_or_raise(dialect).parser().parse(tokens, sql)
+        try:
+            parsed = Dialect.get_or_raise(dialect).parser().parse(tokens, sql)
+        except (TypeError, ValueError, AttributeError, IndexError) as exc:
+            raise ParseError(f"cannot parse this SQL ({type(exc).__name__} in sqlglot)") from None
     return [
         statement
         for statement in parsed

@@ -67,6 +67,7 @@ REFUSED = [
     ("SELECT * FROM zipfile('/tmp/a.zip')", RefusalRule.DANGEROUS_FUNCTION),
     ("SELECT * FROM sqlite_dbpage", RefusalRule.DANGEROUS_FUNCTION),
     ("SELECT FROM WHERE (", RefusalRule.PARSE_ERROR),
+    ("->", RefusalRule.PARSE_ERROR),  # sqlglot's SQLite parser raises a TypeError on it
 ]
 
 
