@@ -6,9 +6,9 @@ import logging
 import re
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
+from providers.batches import BatchFailure, BatchStatus, wait_for_batch
 from providers.errors import ConfigurationError, MissingDependencyError, ProviderCallError
 from providers.llm import Completion, LLMRequest, Message, Usage, check_request
 
@@ -17,32 +17,6 @@ __all__ = ["AnthropicLLM", "BatchFailure", "BatchStatus"]
 log = logging.getLogger(__name__)
 
 _CUSTOM_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
-
-
-@dataclass(frozen=True)
-class BatchStatus:
-    """Where a Message Batch stands. Request counts are final only once ``ended``."""
-
-    batch_id: str
-    processing_status: str
-    processing: int
-    succeeded: int
-    errored: int
-    canceled: int
-    expired: int
-
-    @property
-    def ended(self) -> bool:
-        return self.processing_status == "ended"
-
-
-@dataclass(frozen=True)
-class BatchFailure:
-    """A batch request that produced no message: ``kind`` is errored, canceled or expired."""
-
-    custom_id: str
-    kind: Literal["errored", "canceled", "expired"]
-    message: str
 
 
 def _usage(usage: Any) -> Usage:
@@ -300,40 +274,16 @@ class AnthropicLLM:
         sleep: Callable[[float], None] = time.sleep,
         clock: Callable[[], float] = time.monotonic,
     ) -> BatchStatus:
-        """Poll until the batch has ended; `ProviderCallError` if ``timeout`` seconds pass.
-
-        Batches end within 24 hours. The batch keeps running after a timeout: call again with
-        the same id to resume waiting.
-        """
-        if poll_interval <= 0:
-            raise ConfigurationError(f"poll_interval must be > 0 seconds, got {poll_interval}")
-        started = clock()
-        while True:
-            status = self.batch_status(batch_id)
-            if status.ended:
-                log.info(
-                    "Message Batch %s ended: %d succeeded, %d errored, %d expired, %d canceled",
-                    batch_id,
-                    status.succeeded,
-                    status.errored,
-                    status.expired,
-                    status.canceled,
-                )
-                return status
-            if timeout is not None and clock() - started + poll_interval > timeout:
-                raise ProviderCallError(
-                    f"Message Batch {batch_id} still {status.processing_status} after "
-                    f"{clock() - started:.0f}s ({status.processing} requests processing); "
-                    "wait again with the same batch id to collect it",
-                    provider="anthropic",
-                )
-            log.debug(
-                "Message Batch %s: %s, %d processing",
-                batch_id,
-                status.processing_status,
-                status.processing,
-            )
-            sleep(poll_interval)
+        """Poll until the batch has ended (`providers.batches.wait_for_batch`)."""
+        return wait_for_batch(
+            batch_id,
+            self.batch_status,
+            "anthropic",
+            poll_interval=poll_interval,
+            timeout=timeout,
+            sleep=sleep,
+            clock=clock,
+        )
 
     def batch_results(self, batch_id: str) -> dict[str, Completion | BatchFailure]:
         """Results of an ended batch by custom id: a `Completion` or a `BatchFailure`."""

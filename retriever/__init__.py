@@ -37,8 +37,9 @@ if TYPE_CHECKING:
     from retriever.errors import RetrieverError, StoreNotReadyError
     from retriever.fusion import DEFAULT_WEIGHTS, FusionWeights
     from retriever.knowledge import KnowledgeBase, QuestionHit, served_build
+    from retriever.prepared import Prepared
     from retriever.result import Example, RankedDatabase, RankedTable, RetrievalResult
-    from retriever.retriever import Prepared, Retriever
+    from retriever.retriever import Retriever
     from retriever.signal import Signal, SignalSpec
     from retriever.tables import TableEntry, entries_from_catalog
 
@@ -51,7 +52,8 @@ __getattr__, __dir__, _ = lazy_loader.attach(
         "fusion": ["DEFAULT_WEIGHTS", "FusionWeights"],
         "knowledge": ["KnowledgeBase", "QuestionHit", "served_build"],
         "result": ["Example", "RankedDatabase", "RankedTable", "RetrievalResult"],
-        "retriever": ["Prepared", "Retriever"],
+        "prepared": ["Prepared"],
+        "retriever": ["Retriever"],
         "signal": ["Signal", "SignalSpec"],
         "tables": ["TableEntry", "entries_from_catalog"],
     },

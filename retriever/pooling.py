@@ -4,7 +4,7 @@ selects the relevant ones. Off unless an LLM is given."""
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from providers import LLM, Message, complete_json
@@ -66,6 +66,29 @@ def pool(
     )
     log.debug("pooling chose %s", chosen)
     return chosen
+
+
+def reorder(
+    llm: LLM,
+    question: str,
+    databases: Sequence[RankedDatabase],
+    candidates: int,
+    table_text: Callable[[str, str], str],
+) -> list[RankedDatabase]:
+    """`databases` with the LLM's choice among the first `candidates` first (`pool`), each
+    shown as its chosen and ranked tables' documents (`table_text(db_id, table)`)."""
+    shown = databases[:candidates]
+    schemas = {
+        db.db_id: "\n".join(
+            table_text(db.db_id, name)
+            for name in dict.fromkeys((*db.chosen_tables, *(t.name for t in db.tables)))
+        )
+        for db in shown
+    }
+    picked = pool(llm, question, shown, schemas)
+    by_id = {db.db_id: db for db in databases}
+    ordered = [by_id[d] for d, _ in picked]
+    return ordered + [db for db in databases if db.db_id not in {d for d, _ in picked}]
 
 
 def _name_key(name: str) -> str:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -21,9 +20,9 @@ from retriever.knowledge import QuestionHit
 from retriever.question_index import Cells
 from retriever.result import RankedDatabase, RankedTable
 from retriever.tables import TableEntry
-from retriever.twins import AlsoIn, TwinNote, TwinSeparator
-from schemagraph.containment import EstateRelations
+from retriever.twins import AlsoIn, TwinNote, TwinSeparator, relations_in
 from schemagraph.model import fold
+from store.manifest import Manifest
 
 
 @dataclass(frozen=True)
@@ -45,10 +44,10 @@ class Ranker:
 
     `entries`/`vectors`: the table documents and their embeddings; `members[d]`: the entry
     positions of database `d` (`db_ids[d]`), `db_of[i]`: the database of entry `i`;
-    `table_cells`: the cells that estimate the dense signal (None: it is exact); `families`:
-    (folded db, folded table) -> the family of sharded tables that table stands for;
-    `relations`: the estate's twins and containment as the build found them (None: found
-    here, `retriever.twins.TwinSeparator`)."""
+    `table_cells`: the cells that estimate the dense signal (None: it is exact); `manifest`:
+    the build's, whose families of sharded tables (the build indexes a family once, as its
+    newest member: `schemagraph.families`) and twins and containment it reads (None: twins
+    are found here, `retriever.twins.TwinSeparator`)."""
 
     def __init__(
         self,
@@ -61,8 +60,7 @@ class Ranker:
         config: RetrieverConfig,
         weights: FusionWeights,
         table_cells: Cells | None,
-        families: dict[tuple[str, str], dict[str, Any]],
-        relations: EstateRelations | None = None,
+        manifest: Manifest | None,
     ) -> None:
         self.entries = entries
         self.vectors = vectors
@@ -72,10 +70,14 @@ class Ranker:
         self.config = config
         self.weights = weights
         self.table_cells = table_cells
-        self.families = families
+        #: (folded db, folded table) -> the family of sharded tables that table stands for
+        self.families = {
+            (fold(f.database), fold(f.last)): f.to_json()
+            for f in (manifest.families if manifest is not None else [])
+        }
         self._keys = [e.key for e in entries]
         self._fk = [fk_adjacency([entries[i] for i in idx]) for idx in members]
-        self.twins = TwinSeparator(entries, relations)
+        self.twins = TwinSeparator(entries, relations_in(manifest) if manifest else None)
 
     def rank(
         self,

@@ -18,7 +18,6 @@ import logging
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -29,36 +28,25 @@ from retriever.config import DEFAULT_CONFIG, RetrieverConfig
 from retriever.errors import RetrieverError
 from retriever.examples import ExamplePicker
 from retriever.fusion import (
-    DATABASE_SIGNALS,
     Signals,
 )
 from retriever.knowledge import KnowledgeBase, QuestionHit, served_build
 from retriever.lexical import SchemaLinker, TableBM25
-from retriever.pooling import pool
+from retriever.pooling import reorder
+from retriever.prepared import Prepared, prepare
 from retriever.question_index import Cells
 from retriever.ranking import Ranker
-from retriever.result import Example, RankedDatabase, RetrievalResult
-from retriever.semantic import PendingLinks, SemanticLinker, threshold_for
-from retriever.signal import Signal, SignalSpec
+from retriever.result import Example, RetrievalResult
+from retriever.semantic import SemanticLinker, threshold_for
+from retriever.signal import extra_weights, score_signals
 from retriever.tables import TableEntry, group_by_database
 from retriever.text import normalize_question
-from retriever.twins import relations_in
 from retriever.votes import QuestionVotes
 from schemagraph.model import fold
 from store.location import StoreLocation
 from store.manifest import Manifest
 
 log = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True)
-class Prepared:
-    """A question's embedding, nearest synthetic questions and the start of its semantic
-    linking, from `Retriever.prepare`."""
-
-    vector: npt.NDArray[np.float32]
-    hits: list[QuestionHit]
-    links: PendingLinks | None = None
 
 
 class Retriever:
@@ -144,7 +132,7 @@ class Retriever:
         self.extra_signals = [spec.open(self) for spec in config.signals]
         weights = config.weights
         if config.signals:
-            weights = weights.with_extra(_extra_weights(config.signals, self.extra_signals))
+            weights = weights.with_extra(extra_weights(config.signals, self.extra_signals))
         #: fusion, twins, table choice and confidence (`retriever.ranking`)
         self.ranker = Ranker(
             self.entries,
@@ -155,13 +143,7 @@ class Retriever:
             config=config,
             weights=weights,
             table_cells=self.table_cells,
-            # (folded db, folded table) -> the family that table stands for (the build indexes
-            # a family of sharded tables once, as its newest member: schemagraph.families)
-            families={
-                (fold(f.database), fold(f.last)): f.to_json()
-                for f in (kb.manifest.families if kb is not None else [])
-            },
-            relations=relations_in(kb.manifest) if kb is not None else None,
+            manifest=kb.manifest if kb is not None else None,
         )
 
     # -- construction ------------------------------------------------------------------------
@@ -235,36 +217,9 @@ class Retriever:
     # -- retrieval ---------------------------------------------------------------------------
 
     def prepare(self, questions: Sequence[str]) -> list[Prepared]:
-        """The embeddings and nearest synthetic questions of many questions, computed together
-        for `retrieve(..., prepared=)`: one model call for the questions when the embedder
-        embeds queries as documents (`symmetric`: MiniLM, hashing; Cohere embeds queries
-        differently, one call each), one for their new words (semantic linking), and one
-        search for all."""
-        links = [self.semantic.start(q, defer=True) if self.semantic else None for q in questions]
-        words = list(dict.fromkeys(w for pending in links if pending for w in pending.to_embed))
-        symmetric = getattr(self.embedder, "symmetric", False)
-        if symmetric:
-            vectors = np.asarray(self.embedder.embed_documents(list(questions)), np.float32)
-        else:
-            vectors = np.asarray([self.embedder.embed_query(q) for q in questions], np.float32)
-        word_vectors = np.zeros((0, self.embedder.dim), dtype=np.float32)
-        if words and self.semantic is not None:
-            # a call of its own: words padded to a question's length would cost as much
-            words_by = self.embedder if symmetric else self.semantic.embedder
-            word_vectors = np.asarray(words_by.embed_documents(words), np.float32)
-        row = {w: i for i, w in enumerate(words)}
-        for pending in links:
-            if pending is not None and pending.future is not None:
-                pending.future.set_result(word_vectors[[row[w] for w in pending.to_embed]])
-        vectors = vectors.reshape(len(questions), self.embedder.dim)
-        if self.kb is None:
-            found: list[list[QuestionHit]] = [[] for _ in questions]
-        else:
-            found = self.kb.search_questions_many(vectors, self.config.question_hits)
-        return [
-            Prepared(v, hits, pending)
-            for v, hits, pending in zip(vectors, found, links, strict=True)
-        ]
+        """Many questions' embeddings and nearest synthetic questions, computed together for
+        `retrieve(..., prepared=)` (`retriever.prepared.prepare`)."""
+        return prepare(questions, self.embedder, self.semantic, self.kb, self.config.question_hits)
 
     def signals(
         self, question: str, prepared: Prepared | None = None
@@ -312,16 +267,12 @@ class Retriever:
             t3b = time.perf_counter()
             timings["semantic_ms"] = (t3b - t3) * 1000
             t3 = t3b
-        for signal in self.extra_signals:
-            values = np.asarray(signal.score(question, vector), dtype=np.float64)
-            size = len(self.entries) if signal.level == "table" else len(self.db_ids)
-            if values.shape != (size,):
-                raise RetrieverError(
-                    f"signal {signal.name!r} scored {values.shape}, not one number per "
-                    f"{signal.level} ({size})"
-                )
-            (table_signals if signal.level == "table" else database_signals)[signal.name] = values
         if self.extra_signals:
+            table_extra, database_extra = score_signals(
+                self.extra_signals, question, vector, len(self.entries), len(self.db_ids)
+            )
+            table_signals.update(table_extra)
+            database_signals.update(database_extra)
             t3b = time.perf_counter()
             timings["signals_ms"] = (t3b - t3) * 1000
             t3 = t3b
@@ -371,7 +322,13 @@ class Retriever:
         if self.pool_llm is not None:
             t2 = time.perf_counter()
             try:
-                databases = self._pool(question, databases)
+                databases = reorder(
+                    self.pool_llm,
+                    question,
+                    databases,
+                    self.config.pool_candidates,
+                    lambda db, table: self.entries[self._entry_pos[(fold(db), fold(table))]].text,
+                )
                 pooled = True
             except StructuredOutputError as exc:
                 # A reply the model botched costs this question its pooling, not its answer;
@@ -392,41 +349,3 @@ class Retriever:
             pooling_error=pooling_error,
             also_in=ranked.also_in,
         )
-
-    # -- pieces ------------------------------------------------------------------------------
-
-    def _pool(self, question: str, databases: list[RankedDatabase]) -> list[RankedDatabase]:
-        assert self.pool_llm is not None
-        candidates = databases[: self.config.pool_candidates]
-        schemas = {
-            db.db_id: "\n".join(
-                self.entries[self._entry_pos[(fold(db.db_id), fold(name))]].text
-                for name in dict.fromkeys((*db.chosen_tables, *(t.name for t in db.tables)))
-            )
-            for db in candidates
-        }
-        picked = pool(self.pool_llm, question, candidates, schemas)
-        by_id = {db.db_id: db for db in databases}
-        ordered = [by_id[d] for d, _ in picked]
-        return ordered + [db for db in databases if db.db_id not in {d for d, _ in picked}]
-
-
-def _extra_weights(
-    specs: Sequence[SignalSpec], signals: Sequence[Signal]
-) -> tuple[tuple[str, float, float], ...]:
-    """(name, table weight, database weight) of each configured signal, checked: a name of
-    its own, a known level, no table weight for a database signal."""
-    taken = set(DATABASE_SIGNALS)
-    out = []
-    for spec, signal in zip(specs, signals, strict=True):
-        if signal.name in taken:
-            raise RetrieverError(f"signal name {signal.name!r} is taken: give it another")
-        if signal.level not in ("table", "database"):
-            raise RetrieverError(
-                f"signal {signal.name!r}: level must be 'table' or 'database', got {signal.level!r}"
-            )
-        if signal.level == "database" and spec.table:
-            raise RetrieverError(f"signal {signal.name!r} scores databases: it has no table weight")
-        taken.add(signal.name)
-        out.append((signal.name, spec.table, spec.database))
-    return tuple(out)

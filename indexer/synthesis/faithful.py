@@ -222,6 +222,7 @@ class _Checker:
         self.db = db
         self.missing: list[str] = []
         self.parts: list[str] = []
+        self.condition = _Conditions(self).condition
 
     # -- bookkeeping -----------------------------------------------------------------------
 
@@ -294,7 +295,82 @@ class _Checker:
             near = self.q.near(words, column.names, 4)
             self.need(near, part, node, f"the {func.lower()} word before the column")
 
-    # -- conditions --------------------------------------------------------------------------
+    # -- grouping and ordering -----------------------------------------------------------------
+
+    def group(self, group: exp.Group, scope: _Scope, used: bool) -> None:
+        for key in group.expressions:
+            column = scope.column(key)
+            self.need(self.names(column), "group", key, "the grouped column")
+        self.need(used or self.q.any(GROUP_WORDS), "group", group, "each / per / by")
+
+    def order(self, order: exp.Order, scope: _Scope, limit: int | None) -> None:
+        for ordered in order.expressions[:1]:
+            desc = bool(ordered.args.get("desc"))
+            key = ordered.this
+            aggregate = key if type(key) in _AGGREGATES else None
+            column = None if aggregate is not None else scope.column(key)
+            if limit is None:
+                words = (*ORDER_WORDS, *DESC_ORDER_WORDS, *ASC_ORDER_WORDS)
+                self.need(self.q.any(words), "order", ordered, "ordered / sorted by")
+                if desc:
+                    self.need(self.q.any(DESC_ORDER_WORDS), "order", ordered, "descending")
+                else:
+                    self.need(not self.q.any(DESC_ORDER_WORDS), "order", ordered, "ascending")
+            else:
+                direction = _DESC if desc else _ASC
+                self.need(self.q.any(direction), "order", ordered, "the superlative's direction")
+                self.need(
+                    self.superlative(aggregate, column, scope, desc),
+                    "order",
+                    ordered,
+                    "the superlative next to the sort key",
+                )
+                if limit > 1:
+                    self.need(self.q.has(str(limit)), "limit", f"LIMIT {limit}", "the number")
+            if aggregate is not None:
+                if isinstance(aggregate, exp.Count) and not isinstance(
+                    aggregate.this, exp.Distinct
+                ):
+                    counting = (*COUNT_WORDS, "most", "fewest", "common")
+                    self.need(self.q.any(counting), "order", ordered, "the count")
+                else:
+                    self.aggregate(aggregate, scope, "order")
+                continue
+            adjective = column is not None and self.q.any(_adjectives(column, desc))
+            self.need(self.names(column) or adjective, "order", ordered, "the sort key")
+
+    def superlative(
+        self, aggregate: exp.Expr | None, column: _Column | None, scope: _Scope, desc: bool
+    ) -> bool:
+        """ORDER BY ... LIMIT said where it applies: "the lowest average age", "the most
+        concerts", "the highest capacity", "the oldest", "the top 3 ... by capacity"."""
+        direction = _DESC if desc else _ASC
+        if isinstance(aggregate, exp.Count) and not isinstance(aggregate.this, exp.Distinct):
+            counted = _COUNT_DESC if desc else _COUNT_ASC
+            top = desc and self.q.has("top") and self.q.has("by number")
+            return top or self.q.any(counted) or self.q.near(direction, COUNT_WORDS, 1)
+        if aggregate is not None:
+            column = scope.column(aggregate.this)
+            func = _AGGREGATES[type(aggregate)]
+            return self.q.near(direction, _agg_words(func, column), 1)
+        if column is None:
+            return True
+        top = desc and self.q.has("top") and self.q.near(("by",), column.names, 0)
+        adjective = self.q.any(_adjectives(column, desc))
+        return top or adjective or self.q.near(direction, column.names, 1)
+
+
+class _Conditions:
+    """The WHERE and HAVING conditions of `checker`'s SELECTs: each one said by the question
+    (a subquery's SELECT and an aggregate go back to `checker`)."""
+
+    def __init__(self, checker: _Checker) -> None:
+        self.q = checker.q
+        self.db = checker.db
+        self.need = checker.need
+        self.names = checker.names
+        self.select = checker.select
+        self.aggregate = checker.aggregate
 
     def condition(self, node: exp.Expr, scope: _Scope, part: str) -> None:
         while isinstance(node, exp.Paren):
@@ -478,70 +554,6 @@ class _Checker:
         if negated:
             self.need(self.q.any(NEGATION_WORDS), part, node, "the negation")
         self.need(self.names(column), part, node, "the column")
-
-    # -- grouping and ordering -----------------------------------------------------------------
-
-    def group(self, group: exp.Group, scope: _Scope, used: bool) -> None:
-        for key in group.expressions:
-            column = scope.column(key)
-            self.need(self.names(column), "group", key, "the grouped column")
-        self.need(used or self.q.any(GROUP_WORDS), "group", group, "each / per / by")
-
-    def order(self, order: exp.Order, scope: _Scope, limit: int | None) -> None:
-        for ordered in order.expressions[:1]:
-            desc = bool(ordered.args.get("desc"))
-            key = ordered.this
-            aggregate = key if type(key) in _AGGREGATES else None
-            column = None if aggregate is not None else scope.column(key)
-            if limit is None:
-                words = (*ORDER_WORDS, *DESC_ORDER_WORDS, *ASC_ORDER_WORDS)
-                self.need(self.q.any(words), "order", ordered, "ordered / sorted by")
-                if desc:
-                    self.need(self.q.any(DESC_ORDER_WORDS), "order", ordered, "descending")
-                else:
-                    self.need(not self.q.any(DESC_ORDER_WORDS), "order", ordered, "ascending")
-            else:
-                direction = _DESC if desc else _ASC
-                self.need(self.q.any(direction), "order", ordered, "the superlative's direction")
-                self.need(
-                    self.superlative(aggregate, column, scope, desc),
-                    "order",
-                    ordered,
-                    "the superlative next to the sort key",
-                )
-                if limit > 1:
-                    self.need(self.q.has(str(limit)), "limit", f"LIMIT {limit}", "the number")
-            if aggregate is not None:
-                if isinstance(aggregate, exp.Count) and not isinstance(
-                    aggregate.this, exp.Distinct
-                ):
-                    counting = (*COUNT_WORDS, "most", "fewest", "common")
-                    self.need(self.q.any(counting), "order", ordered, "the count")
-                else:
-                    self.aggregate(aggregate, scope, "order")
-                continue
-            adjective = column is not None and self.q.any(_adjectives(column, desc))
-            self.need(self.names(column) or adjective, "order", ordered, "the sort key")
-
-    def superlative(
-        self, aggregate: exp.Expr | None, column: _Column | None, scope: _Scope, desc: bool
-    ) -> bool:
-        """ORDER BY ... LIMIT said where it applies: "the lowest average age", "the most
-        concerts", "the highest capacity", "the oldest", "the top 3 ... by capacity"."""
-        direction = _DESC if desc else _ASC
-        if isinstance(aggregate, exp.Count) and not isinstance(aggregate.this, exp.Distinct):
-            counted = _COUNT_DESC if desc else _COUNT_ASC
-            top = desc and self.q.has("top") and self.q.has("by number")
-            return top or self.q.any(counted) or self.q.near(direction, COUNT_WORDS, 1)
-        if aggregate is not None:
-            column = scope.column(aggregate.this)
-            func = _AGGREGATES[type(aggregate)]
-            return self.q.near(direction, _agg_words(func, column), 1)
-        if column is None:
-            return True
-        top = desc and self.q.has("top") and self.q.near(("by",), column.names, 0)
-        adjective = self.q.any(_adjectives(column, desc))
-        return top or adjective or self.q.near(direction, column.names, 1)
 
 
 class _Scope:

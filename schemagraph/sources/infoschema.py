@@ -51,19 +51,13 @@ column the export does not have) are counted in `Catalog.problems`, one line per
 
 from __future__ import annotations
 
-import csv
 import gc
-import gzip
-import io
-import json
 import re
-import zlib
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from operator import itemgetter
 from pathlib import Path
-from typing import Any
 
 import sqlglot
 from sqlglot.errors import SqlglotError
@@ -73,9 +67,17 @@ from schemagraph.counted import counted
 from schemagraph.documentation import clean
 from schemagraph.errors import SourceError
 from schemagraph.model import Catalog, Column, Database, ForeignKey, Table, fold, validate_database
-from schemagraph.sources.export_dialect import file_dialect, vote
+from schemagraph.sources.export_dialect import vote
+from schemagraph.sources.infoschema_files import (
+    HELP,
+    SUFFIXES,
+    ExportFile,
+    View,
+    read_export,
+    stem_of,
+    suffix_of,
+)
 
-SUFFIXES = (".csv", ".json", ".jsonl", ".ndjson")
 SYSTEM_SCHEMAS = frozenset({"information_schema", "pg_catalog", "pg_toast"})
 #: where a view keeps a description, in order of preference
 COLUMN_TEXT = ("description", "comment", "column_comment", "remarks")
@@ -83,40 +85,7 @@ TABLE_TEXT = ("description", "comment", "table_comment", "remarks")
 _NULL = frozenset({"", "null", "none", "\\n"})
 _COLUMN_VIEWS = frozenset({"COLUMNS", "COLUMN_FIELD_PATHS"})
 #: the longest CSV field read (a BigQuery table's DDL can be megabytes)
-CSV_FIELD_LIMIT = 1 << 30
 _COMPOSITE = re.compile(r"\b(struct|record|row)\s*[<(]", re.IGNORECASE)
-_HELP = (
-    "infoschema: reads CSV (with a header) or JSON lines exports of INFORMATION_SCHEMA.COLUMNS, "
-    "COLUMN_FIELD_PATHS, TABLES, TABLE_OPTIONS, TABLE_CONSTRAINTS and KEY_COLUMN_USAGE"
-)
-
-
-@dataclass(frozen=True)
-class _View:
-    name: str
-    marks: frozenset[str]  # header names that identify the view
-    required: tuple[str, ...]
-
-
-#: tried in order: the first whose marks the header holds
-_VIEWS = (
-    _View("COLUMN_FIELD_PATHS", frozenset({"field_path"}), ("table_name", "column_name")),
-    _View("TABLE_OPTIONS", frozenset({"option_name", "option_value"}), ("table_name",)),
-    _View("REFERENTIAL_CONSTRAINTS", frozenset({"unique_constraint_name"}), ("constraint_name",)),
-    _View(
-        "TABLE_CONSTRAINTS",
-        frozenset({"constraint_type"}),
-        ("constraint_name", "table_name"),
-    ),
-    _View(
-        "KEY_COLUMN_USAGE",
-        frozenset({"constraint_name", "ordinal_position"}),
-        ("table_name", "column_name"),
-    ),
-    _View("CONSTRAINT_COLUMN_USAGE", frozenset({"constraint_name"}), ("table_name", "column_name")),
-    _View("COLUMNS", frozenset({"column_name"}), ("table_name",)),
-    _View("TABLES", frozenset({"table_name"}), ()),
-)
 
 
 def load_infoschema(path: str | Path, per_schema: bool = False) -> Catalog:
@@ -129,17 +98,17 @@ def load_infoschema(path: str | Path, per_schema: bool = False) -> Catalog:
             "INFORMATION_SCHEMA.COLUMNS as CSV or JSON lines, or a folder of them)"
         )
     if path.is_dir():
-        files = sorted(p for p in path.rglob("*") if p.is_file() and _suffix(p) in SUFFIXES)
+        files = sorted(p for p in path.rglob("*") if p.is_file() and suffix_of(p) in SUFFIXES)
         if not files:
             raise SourceError(
-                f"{path}: no {', '.join(SUFFIXES)} files found; {_HELP}, one file per view"
+                f"{path}: no {', '.join(SUFFIXES)} files found; {HELP}, one file per view"
             )
     else:
         files = [path]
-    export = _Export(default_catalog=_stem(path), per_schema=per_schema)
+    export = _Export(default_catalog=stem_of(path), per_schema=per_schema)
     with _bulk():
         for file in files:
-            export.add(file, _read(file))
+            export.add(file, read_export(file))
         if not export.tables:
             found = export.problems.lines()
             raise SourceError(
@@ -162,207 +131,6 @@ def _bulk() -> Iterator[None]:
     finally:
         if enabled:
             gc.enable()
-
-
-# -- reading files ---------------------------------------------------------------------------
-
-
-def _suffix(file: Path) -> str:
-    suffixes = [s.lower() for s in file.suffixes]
-    if suffixes and suffixes[-1] == ".gz":
-        suffixes.pop()
-    return suffixes[-1] if suffixes else ""
-
-
-def _stem(path: Path) -> str:
-    name = path.resolve().name
-    while Path(name).suffix.lower() in (*SUFFIXES, ".gz"):
-        name = Path(name).stem
-    return name
-
-
-@dataclass
-class _File:
-    """One exported file: the view it holds, its header (folded), its rows (each one longer
-    than the header: its last value is "", what `_places` gives for a column the file lacks),
-    the number of its first data row, the dialect of the engine that wrote it ("" when its
-    layout does not say) and what reading it found wrong, as (kind, example)."""
-
-    view: _View
-    header: list[str]
-    rows: list[list[str]]
-    first: int
-    dialect: str
-    problems: list[tuple[str, str]]
-
-
-def _read(file: Path) -> _File:
-    try:
-        data = file.read_bytes()
-        if file.suffix.lower() == ".gz":
-            data = gzip.decompress(data)
-    except EOFError:
-        raise SourceError(
-            f"{file}: cut off (the gzip stream ends before its end); copy or export it again"
-        ) from None
-    except (OSError, zlib.error) as exc:
-        raise SourceError(f"{file}: cannot be read ({exc})") from None
-    if b"\0" in data[:4096]:
-        raise SourceError(f"{file}: not CSV or JSON text; {_HELP}")
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError:
-        raise SourceError(f"{file}: not UTF-8 text; export it as UTF-8 CSV or JSON lines") from None
-    if not text.strip():
-        raise SourceError(f"{file}: empty; {_HELP}, with a header row, or remove the file")
-    suffix = _suffix(file)
-    json_like = text.lstrip()[:1] in ("[", "{")
-    problems: list[tuple[str, str]] = []
-    if suffix in (".jsonl", ".ndjson", ".json") or (suffix not in SUFFIXES and json_like):
-        header, rows = _json_rows(file, text)
-        first = 1
-    else:
-        header, rows = _csv_rows(file, text, problems)
-        first = 2
-    view = _view(file, header)
-    types = [header.index(k) for k in ("full_data_type", "data_type") if k in header][:1]
-    dialect = file_dialect(view.name, header, (row[types[0]] for row in rows) if types else ())
-    return _File(view, header, rows, first, dialect, problems)
-
-
-def _csv_rows(
-    file: Path, text: str, problems: list[tuple[str, str]]
-) -> tuple[list[str], list[list[str]]]:
-    """The header and rows of a CSV file. A row with fewer fields than the header (a file cut
-    off mid-row), more fields, or a file that ends inside a quoted field, is left out and
-    reported; so is a malformed quote, whose file is then read as written."""
-    lines = _csv_lines(file, text, problems)
-    if not lines:
-        raise SourceError(f"{file}: empty; {_HELP}, with a header row, or remove the file")
-    (_, head), *body = lines
-    header = [fold(clean(h)) for h in head]
-    width = len(header)
-    rows: list[list[str]] = []
-    last = len(body) - 1
-    last_whole = bool(body) and len(body[-1][1]) == width
-    for index, (number, line) in enumerate(body):
-        if len(line) == width:
-            line.append("")  # the value of every column the export does not have
-            rows.append(line)
-        elif len(line) < width and index == last:
-            problems.append(
-                (
-                    f"the file is cut off: its last row has {len(line)} of {width} fields and is "
-                    "left out; export the view again",
-                    f"row {number}",
-                )
-            )
-        else:
-            fewer = "fewer" if len(line) < width else "more"
-            problems.append((f"rows with {fewer} fields than the header left out", f"row {number}"))
-    if not problems and last_whole and not text.endswith(("\n", "\r")):
-        problems.append(
-            (
-                "the file does not end with a line break: its last row may be cut off; check "
-                "it or export the view again",
-                f"row {body[-1][0]}",
-            )
-        )
-    return header, rows
-
-
-def _csv_lines(
-    file: Path, text: str, problems: list[tuple[str, str]]
-) -> list[tuple[int, list[str]]]:
-    """The non-blank records of a CSV text with their row numbers (the header is row 1)."""
-    if csv.field_size_limit() < CSV_FIELD_LIMIT:  # a BigQuery DDL is often longer than 128 KiB
-        csv.field_size_limit(CSV_FIELD_LIMIT)
-    lines: list[tuple[int, list[str]]] = []
-    reader = csv.reader(io.StringIO(text, newline=""), strict=True)
-    try:
-        for record in reader:
-            if "".join(record).strip():
-                lines.append((len(lines) + 1, record))
-    except csv.Error as exc:
-        if not lines:
-            raise SourceError(f"{file}: not readable CSV ({exc}); {_HELP}") from None
-        where = f"row {len(lines) + 1} (line {reader.line_num})"
-        if "unexpected end of data" in str(exc):  # inside a quoted field
-            problems.append(
-                (
-                    "the file is cut off inside a quoted field: its last row is left out; "
-                    "export the view again",
-                    where,
-                )
-            )
-            return lines
-        problems.append((f"malformed CSV ({exc}): the file is read as written; check it", where))
-        lenient = (r for r in csv.reader(io.StringIO(text, newline="")) if "".join(r).strip())
-        lines = list(enumerate(lenient, 1))
-    return lines
-
-
-def _json_rows(file: Path, text: str) -> tuple[list[str], list[list[str]]]:
-    try:
-        data = json.loads(text)
-        items = data if isinstance(data, list) else [data]
-        numbers = list(range(1, len(items) + 1))
-    except json.JSONDecodeError as exc:
-        if exc.msg != "Extra data":  # JSON lines (BigQuery writes them with a .json suffix)
-            raise SourceError(
-                f"{file}: malformed JSON at line {exc.lineno}: {exc.msg}; {_HELP}"
-            ) from None
-        items, numbers = [], []
-        for number, line in enumerate(text.splitlines(), start=1):
-            if not line.strip():
-                continue
-            try:
-                items.append(json.loads(line))
-            except json.JSONDecodeError as line_exc:
-                raise SourceError(
-                    f"{file}: malformed JSON at line {number}: {line_exc.msg}; one object a line"
-                ) from None
-            numbers.append(number)
-    header: dict[str, None] = {}
-    objects = []
-    for number, item in zip(numbers, items, strict=True):
-        if not isinstance(item, dict):
-            raise SourceError(
-                f"{file}: item {number} is {type(item).__name__}, not an object; write one "
-                "object per row, keyed by column name"
-            )
-        row = {fold(clean(str(k))): _text(v) for k, v in item.items()}
-        header.update(dict.fromkeys(row))
-        objects.append(row)
-    names = list(header)
-    return names, [[*(row.get(name, "") for name in names), ""] for row in objects]
-
-
-def _text(value: Any) -> str:
-    if value is None:
-        return ""
-    if isinstance(value, str):
-        return value
-    if isinstance(value, bool | int | float):
-        return json.dumps(value)
-    return json.dumps(value, ensure_ascii=False)
-
-
-def _view(file: Path, header: list[str]) -> _View:
-    names = set(header)
-    for view in _VIEWS:
-        if view.marks <= names:
-            missing = [c for c in view.required if c not in names]
-            if missing:
-                raise SourceError(
-                    f"{file}: looks like an export of {view.name} but has no "
-                    f"{' or '.join(missing)} column; export the view with its header"
-                )
-            return view
-    found = ", ".join(h for h in header if h)[:120] or "nothing"
-    raise SourceError(
-        f"{file}: no table_name or column_name column in the header (found: {found}); {_HELP}"
-    )
 
 
 # -- assembling ------------------------------------------------------------------------------
@@ -392,7 +160,7 @@ def _clean(text: str) -> str:
 
 
 def _places(header: list[str]) -> Callable[..., int]:
-    """Where in a row (`_File.rows`) the first of some keys is; past the header (the row's
+    """Where in a row (`ExportFile.rows`) the first of some keys is; past the header (the row's
     last value, "") when the header has none of them."""
 
     def place(*keys: str) -> int:
@@ -571,6 +339,184 @@ class _Problems:
         ]
 
 
+@dataclass(frozen=True)
+class _ForeignKeyRows:
+    """A foreign key's rows: where they were read, its constraint, its table, its columns."""
+
+    origin: str
+    constraint: _ConstraintKey
+    table: _TableKey
+    parts: list[_KeyPart]
+
+
+def _constraint(
+    row: Mapping[str, str], where: tuple[str, str, str], prefix: str = ""
+) -> _ConstraintKey:
+    """The constraint a row names (in its table's catalog and schema when it names none)."""
+    catalog, schema, _ = where
+    return (
+        fold(_value(row, f"{prefix}constraint_catalog") or catalog),
+        fold(_value(row, f"{prefix}constraint_schema") or schema),
+        fold(_value(row, f"{prefix}constraint_name")),
+    )
+
+
+@dataclass
+class _Keys:
+    """The export's key constraints, as read, until `resolve` puts them on the tables."""
+
+    constraint_types: dict[tuple[_ConstraintKey, _TableKey], str] = field(default_factory=dict)
+    key_parts: dict[tuple[_ConstraintKey, _TableKey], list[_KeyPart]] = field(default_factory=dict)
+    usage: dict[_ConstraintKey, list[tuple[_TableKey, str]]] = field(default_factory=dict)
+    referenced: dict[_ConstraintKey, _ConstraintKey] = field(default_factory=dict)
+    key_files: list[str] = field(default_factory=list)
+
+    def add(
+        self,
+        origin: str,
+        number: int,
+        view: View,
+        key: _TableKey,
+        row: Mapping[str, str],
+        where: tuple[str, str, str],
+        seq: int,
+        problems: _Problems,
+    ) -> None:
+        """A row of TABLE_CONSTRAINTS, KEY_COLUMN_USAGE or CONSTRAINT_COLUMN_USAGE (`where`:
+        its catalog, schema and table; `seq`: its place among all rows read)."""
+        constraint = _constraint(row, where)
+        if not constraint[2]:
+            problems.add(origin, "rows without a constraint_name left out", f"row {number}")
+            return
+        if origin not in self.key_files:
+            self.key_files.append(origin)
+        if view.name == "TABLE_CONSTRAINTS":
+            self.constraint_types[constraint, key] = fold(_value(row, "constraint_type"))
+            return
+        column = _value(row, "column_name")
+        if not column:
+            problems.add(origin, "rows without a column_name left out", f"row {number}")
+        elif view.name == "KEY_COLUMN_USAGE":
+            part = _KeyPart(
+                key,
+                column,
+                _number(_value(row, "ordinal_position")) or float(seq),
+                _number(_value(row, "position_in_unique_constraint")),
+            )
+            self.key_parts.setdefault((constraint, key), []).append(part)
+        else:
+            self.usage.setdefault(constraint, []).append((key, column))
+
+    def referential(self, row: Mapping[str, str], where: tuple[str, str, str]) -> None:
+        """A row of REFERENTIAL_CONSTRAINTS: which unique constraint a foreign key refers to."""
+        if _value(row, "constraint_name") and _value(row, "unique_constraint_name"):
+            self.referenced[_constraint(row, where)] = _constraint(row, where, "unique_")
+
+    def resolve(
+        self,
+        tables: Mapping[_TableKey, _Table],
+        problems: _Problems,
+        database_key: Callable[[_TableKey], tuple[str, ...]],
+    ) -> None:
+        """Marks the primary keys' columns in `tables` and adds their foreign keys (to tables of
+        the same `database_key`); what cannot be resolved goes to `problems`."""
+        if not self.key_parts:
+            return
+        if not self.constraint_types:
+            problems.add(
+                self.key_files[0],
+                "KEY_COLUMN_USAGE without TABLE_CONSTRAINTS: keys left out",
+                "export INFORMATION_SCHEMA.TABLE_CONSTRAINTS too",
+            )
+            return
+        origin = self.key_files[0]
+        primary: dict[_TableKey, list[str]] = {}
+        by_name: dict[_ConstraintKey, list[_KeyPart]] = {}
+        for (constraint, key), parts in sorted(self.key_parts.items()):
+            parts.sort(key=lambda p: p.ordinal)
+            by_name.setdefault(constraint, []).extend(parts)
+            kind = self.constraint_types.get((constraint, key), "")
+            table = tables.get(key)
+            if kind != "primary key" or table is None:
+                continue
+            for part in parts:
+                column = table.columns.get(fold(part.column))
+                if column is None:
+                    problems.add(
+                        origin,
+                        "primary keys on missing columns left out",
+                        f"{table.name}.{part.column}",
+                    )
+                else:
+                    column.primary_key = True
+                    primary.setdefault(key, []).append(part.column)
+        for (constraint, key), kind in sorted(self.constraint_types.items()):
+            if kind == "foreign key" and (own := self.key_parts.get((constraint, key))):
+                fk = _ForeignKeyRows(origin, constraint, key, own)
+                self._foreign_key(fk, tables, problems, database_key, primary, by_name)
+
+    def _foreign_key(
+        self,
+        fk: _ForeignKeyRows,
+        tables: Mapping[_TableKey, _Table],
+        problems: _Problems,
+        database_key: Callable[[_TableKey], tuple[str, ...]],
+        primary: dict[_TableKey, list[str]],
+        by_name: dict[_ConstraintKey, list[_KeyPart]],
+    ) -> None:
+        origin, constraint, key, parts = fk.origin, fk.constraint, fk.table, fk.parts
+        label = f"{key[2]}({', '.join(p.column for p in parts)})"
+        ref_key: _TableKey | None = None
+        ref_columns: list[str] = []
+        if (unique := self.referenced.get(constraint)) and (target := by_name.get(unique)):
+            ref_key = target[0].table
+            ref_columns = [p.column for p in target]
+        elif used := self.usage.get(constraint):
+            ref_key = used[0][0]
+            ref_columns = [c for k, c in used if k == ref_key]
+            pk = primary.get(ref_key, [])
+            if {fold(c) for c in pk} == {fold(c) for c in ref_columns}:
+                ref_columns = pk
+        if ref_key is None:
+            problems.add(
+                origin,
+                "foreign keys whose referenced table the export does not say left out (export "
+                "CONSTRAINT_COLUMN_USAGE or REFERENTIAL_CONSTRAINTS too)",
+                label,
+            )
+            return
+        positions = [p.unique_position for p in parts]
+        if all(p is not None and 0 < p <= len(ref_columns) for p in positions):
+            ref_columns = [ref_columns[int(p) - 1] for p in positions if p is not None]
+        source, target_table = tables.get(key), tables.get(ref_key)
+        if source is None or target_table is None:
+            problems.add(origin, "foreign keys on tables without columns left out", label)
+            return
+        if database_key(key) != database_key(ref_key):
+            problems.add(origin, "foreign keys to a table of another database left out", label)
+            return
+        missing = [
+            f"{t.name}.{c}"
+            for t, cols in ((source, [p.column for p in parts]), (target_table, ref_columns))
+            for c in cols
+            if fold(c) not in t.columns
+        ]
+        if missing or len(ref_columns) != len(parts):
+            problems.add(
+                origin,
+                "foreign keys on missing columns left out",
+                f"{label}: {', '.join(missing) or 'column counts differ'}",
+            )
+            return
+        source.foreign_keys.append(
+            (
+                tuple(source.columns[fold(p.column)].name for p in parts),
+                ref_key,
+                tuple(target_table.columns[fold(c)].name for c in ref_columns),
+            )
+        )
+
+
 @dataclass
 class _Export:
     default_catalog: str
@@ -578,11 +524,7 @@ class _Export:
     tables: dict[_TableKey, _Table] = field(default_factory=dict)
     table_text: dict[_TableKey, str] = field(default_factory=dict)
     listed: dict[_TableKey, str] = field(default_factory=dict)  # TABLES rows → origin
-    constraint_types: dict[tuple[_ConstraintKey, _TableKey], str] = field(default_factory=dict)
-    key_parts: dict[tuple[_ConstraintKey, _TableKey], list[_KeyPart]] = field(default_factory=dict)
-    usage: dict[_ConstraintKey, list[tuple[_TableKey, str]]] = field(default_factory=dict)
-    referenced: dict[_ConstraintKey, _ConstraintKey] = field(default_factory=dict)
-    key_files: list[str] = field(default_factory=list)
+    keys: _Keys = field(default_factory=_Keys)
     problems: _Problems = field(default_factory=_Problems)
     seq: int = 0
     #: per folded catalog, the dialect of each file that has rows of it
@@ -596,15 +538,7 @@ class _Export:
         catalog = _value(row, "table_catalog") or self.default_catalog
         return catalog, _value(row, "table_schema"), _value(row, "table_name")
 
-    def _constraint(self, row: Mapping[str, str], prefix: str = "") -> _ConstraintKey:
-        catalog, schema, _ = self._where(row)
-        return (
-            fold(_value(row, f"{prefix}constraint_catalog") or catalog),
-            fold(_value(row, f"{prefix}constraint_schema") or schema),
-            fold(_value(row, f"{prefix}constraint_name")),
-        )
-
-    def add(self, file: Path, read: _File) -> None:
+    def add(self, file: Path, read: ExportFile) -> None:
         origin = str(file)
         view, header = read.view, read.header
         for kind, example in read.problems:
@@ -630,7 +564,7 @@ class _Export:
         for catalog in catalogs:
             self.dialects.setdefault(fold(catalog), []).append(read.dialect)
 
-    def _add_columns(self, origin: str, read: _File) -> None:
+    def _add_columns(self, origin: str, read: ExportFile) -> None:
         """The rows of COLUMNS or COLUMN_FIELD_PATHS: hundreds of thousands in a warehouse's
         export, so each value is taken by position and each table's names folded once."""
         header = read.header
@@ -703,12 +637,11 @@ class _Export:
             self.dialects.setdefault(fold(catalog), []).append(read.dialect)
 
     def _other(
-        self, origin: str, number: int, view: _View, key: _TableKey, row: Mapping[str, str]
+        self, origin: str, number: int, view: View, key: _TableKey, row: Mapping[str, str]
     ) -> None:
         """A row of a view other than COLUMNS and COLUMN_FIELD_PATHS."""
         if view.name == "REFERENTIAL_CONSTRAINTS":
-            if _value(row, "constraint_name") and _value(row, "unique_constraint_name"):
-                self.referenced[self._constraint(row)] = self._constraint(row, "unique_")
+            self.keys.referential(row, self._where(row))
             return
         if not key[2]:
             self.problems.add(origin, "rows without a table_name left out", f"row {number}")
@@ -722,7 +655,7 @@ class _Export:
             if fold(_value(row, "option_name")) == "description" and text:
                 self.table_text[key] = text
         else:
-            self._key_row(origin, number, view, key, row)
+            self.keys.add(origin, number, view, key, row, self._where(row), self.seq, self.problems)
 
     def _table(self, key: _TableKey, where: tuple[str, str, str]) -> _Table:
         table = self.tables.get(key)
@@ -774,136 +707,13 @@ class _Export:
         if folded_path not in fields:
             fields[folded_path] = _Column(path, type_text, None, self.seq, description)
 
-    def _key_row(
-        self, origin: str, number: int, view: _View, key: _TableKey, row: Mapping[str, str]
-    ) -> None:
-        constraint = self._constraint(row)
-        if not constraint[2]:
-            self.problems.add(origin, "rows without a constraint_name left out", f"row {number}")
-            return
-        if origin not in self.key_files:
-            self.key_files.append(origin)
-        if view.name == "TABLE_CONSTRAINTS":
-            self.constraint_types[constraint, key] = fold(_value(row, "constraint_type"))
-            return
-        column = _value(row, "column_name")
-        if not column:
-            self.problems.add(origin, "rows without a column_name left out", f"row {number}")
-        elif view.name == "KEY_COLUMN_USAGE":
-            part = _KeyPart(
-                key,
-                column,
-                _number(_value(row, "ordinal_position")) or float(self.seq),
-                _number(_value(row, "position_in_unique_constraint")),
-            )
-            self.key_parts.setdefault((constraint, key), []).append(part)
-        else:
-            self.usage.setdefault(constraint, []).append((key, column))
-
-    # -- keys --
-
-    def _resolve_keys(self) -> None:
-        if not self.key_parts:
-            return
-        if not self.constraint_types:
-            self.problems.add(
-                self.key_files[0],
-                "KEY_COLUMN_USAGE without TABLE_CONSTRAINTS: keys left out",
-                "export INFORMATION_SCHEMA.TABLE_CONSTRAINTS too",
-            )
-            return
-        origin = self.key_files[0]
-        primary: dict[_TableKey, list[str]] = {}
-        by_name: dict[_ConstraintKey, list[_KeyPart]] = {}
-        for (constraint, key), parts in sorted(self.key_parts.items()):
-            parts.sort(key=lambda p: p.ordinal)
-            by_name.setdefault(constraint, []).extend(parts)
-            kind = self.constraint_types.get((constraint, key), "")
-            table = self.tables.get(key)
-            if kind != "primary key" or table is None:
-                continue
-            for part in parts:
-                column = table.columns.get(fold(part.column))
-                if column is None:
-                    self.problems.add(
-                        origin,
-                        "primary keys on missing columns left out",
-                        f"{table.name}.{part.column}",
-                    )
-                else:
-                    column.primary_key = True
-                    primary.setdefault(key, []).append(part.column)
-        for (constraint, key), kind in sorted(self.constraint_types.items()):
-            if kind == "foreign key" and (own := self.key_parts.get((constraint, key))):
-                self._foreign_key(origin, constraint, key, own, primary, by_name)
-
-    def _foreign_key(
-        self,
-        origin: str,
-        constraint: _ConstraintKey,
-        key: _TableKey,
-        parts: list[_KeyPart],
-        primary: dict[_TableKey, list[str]],
-        by_name: dict[_ConstraintKey, list[_KeyPart]],
-    ) -> None:
-        label = f"{key[2]}({', '.join(p.column for p in parts)})"
-        ref_key: _TableKey | None = None
-        ref_columns: list[str] = []
-        if (unique := self.referenced.get(constraint)) and (target := by_name.get(unique)):
-            ref_key = target[0].table
-            ref_columns = [p.column for p in target]
-        elif used := self.usage.get(constraint):
-            ref_key = used[0][0]
-            ref_columns = [c for k, c in used if k == ref_key]
-            pk = primary.get(ref_key, [])
-            if {fold(c) for c in pk} == {fold(c) for c in ref_columns}:
-                ref_columns = pk
-        if ref_key is None:
-            self.problems.add(
-                origin,
-                "foreign keys whose referenced table the export does not say left out (export "
-                "CONSTRAINT_COLUMN_USAGE or REFERENTIAL_CONSTRAINTS too)",
-                label,
-            )
-            return
-        positions = [p.unique_position for p in parts]
-        if all(p is not None and 0 < p <= len(ref_columns) for p in positions):
-            ref_columns = [ref_columns[int(p) - 1] for p in positions if p is not None]
-        source, target_table = self.tables.get(key), self.tables.get(ref_key)
-        if source is None or target_table is None:
-            self.problems.add(origin, "foreign keys on tables without columns left out", label)
-            return
-        if self._database_key(key) != self._database_key(ref_key):
-            self.problems.add(origin, "foreign keys to a table of another database left out", label)
-            return
-        missing = [
-            f"{t.name}.{c}"
-            for t, cols in ((source, [p.column for p in parts]), (target_table, ref_columns))
-            for c in cols
-            if fold(c) not in t.columns
-        ]
-        if missing or len(ref_columns) != len(parts):
-            self.problems.add(
-                origin,
-                "foreign keys on missing columns left out",
-                f"{label}: {', '.join(missing) or 'column counts differ'}",
-            )
-            return
-        source.foreign_keys.append(
-            (
-                tuple(source.columns[fold(p.column)].name for p in parts),
-                ref_key,
-                tuple(target_table.columns[fold(c)].name for c in ref_columns),
-            )
-        )
-
     # -- databases --
 
     def _database_key(self, key: _TableKey) -> tuple[str, ...]:
         return (key[0], key[1]) if self.per_schema else (key[0],)
 
     def catalog(self, origin: str) -> Catalog:
-        self._resolve_keys()
+        self.keys.resolve(self.tables, self.problems, self._database_key)
         for key, listed_in in sorted(self.listed.items()):
             if key not in self.tables:
                 self.problems.add(
