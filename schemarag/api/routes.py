@@ -15,7 +15,7 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
-from fastapi import FastAPI, Request
+from fastapi import APIRouter, FastAPI, Request
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import JSONResponse, PlainTextResponse
 
@@ -128,8 +128,16 @@ def install_routes(
 ) -> None:
     """Add the routes to `app` itself (not through an included router), so that route
     templates are visible to the metrics middleware."""
-    router = app.router
     install_error_statuses(app, PROVIDERS)
+    _query_routes(app.router, served, generation, batcher)
+    _index_routes(app.router, served, generation, examples)
+    _health_routes(app.router, served, registry)
+
+
+def _query_routes(
+    router: APIRouter, served: ServedIndex, generation: Generation, batcher: RetrievalBatcher
+) -> None:
+    """`/v1/retrieve` and `/v1/generate`."""
 
     @router.post(
         "/v1/retrieve",
@@ -195,6 +203,12 @@ def install_routes(
             with _leased(served, request) as loaded:
                 result = generation.run(spec, loaded.retriever)
         return JSONResponse(result.as_dict())
+
+
+def _index_routes(
+    router: APIRouter, served: ServedIndex, generation: Generation, examples: ExampleIntake
+) -> None:
+    """`/v1/examples`, `/v1/sql/check` and `/v1/index`."""
 
     @router.post(
         EXAMPLES_PATH,
@@ -265,6 +279,10 @@ def install_routes(
                 reloads=served.reloads,
                 **manifest_summary(loaded.manifest),
             )
+
+
+def _health_routes(router: APIRouter, served: ServedIndex, registry: Registry) -> None:
+    """`/healthz`, `/readyz` (both with HEAD) and `/metrics`."""
 
     @router.get("/healthz", response_model=Health, summary="Liveness", tags=["health"])
     async def healthz() -> Any:

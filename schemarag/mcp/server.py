@@ -185,9 +185,23 @@ def create_server(estate: Estate, *, name: str = "schemarag") -> MCPServer:
     server: MCPServer = _Server(
         name, instructions=instructions(estate), version=package_version(), log_level="WARNING"
     )
-    read_only = ToolAnnotations(read_only_hint=True, open_world_hint=False)
+    _index_tools(server, estate)
+    if estate.has_catalog:
+        _catalog_tools(server, estate)
+    if estate.generate is not None:
+        _generation_tool(server, estate)
+    _index_resource(server, estate)
+    return server
 
-    @server.tool(annotations=read_only)
+
+#: the tools that only read, and only what the estate holds
+_READ_ONLY = ToolAnnotations(read_only_hint=True, open_world_hint=False)
+
+
+def _index_tools(server: MCPServer, estate: Estate) -> None:
+    """`find_tables`, `list_databases` and `check_sql`: always listed."""
+
+    @server.tool(annotations=_READ_ONLY)
     async def find_tables(
         question: Question,
         ctx: Context,
@@ -208,7 +222,7 @@ def create_server(estate: Estate, *, name: str = "schemarag") -> MCPServer:
             )
         )
 
-    @server.tool(annotations=read_only)
+    @server.tool(annotations=_READ_ONLY)
     def list_databases(
         pattern: Annotated[
             str | None,
@@ -224,7 +238,7 @@ def create_server(estate: Estate, *, name: str = "schemarag") -> MCPServer:
             _call("list_databases", lambda: estate.list_databases(pattern, offset, limit))
         )
 
-    @server.tool(annotations=read_only)
+    @server.tool(annotations=_READ_ONLY)
     def check_sql(
         database: Database,
         sql: Annotated[
@@ -238,65 +252,71 @@ def create_server(estate: Estate, *, name: str = "schemarag") -> MCPServer:
         naming the unknown name and the nearest real ones. Works where nothing can be run."""
         return as_text(_call("check_sql", lambda: estate.check_sql(database, sql)))
 
-    if estate.has_catalog:
 
-        @server.tool(annotations=read_only)
-        def describe_tables(
-            database: Database,
-            tables: Annotated[
-                list[Annotated[str, Field(min_length=1, max_length=200)]] | None,
-                Field(max_length=50, description="tables to show (default: all)"),
-            ] = None,
-            question: Annotated[
-                str,
-                Field(max_length=2000, description="the question: wide tables keep its columns"),
-            ] = "",
-            max_tokens: Annotated[
-                int | None, Field(ge=200, le=MAX_DESCRIBE_TOKENS, description="the answer's size")
-            ] = None,
-        ) -> str:
-            """CREATE TABLE statements of `tables` of `database` (or of all its tables), with
-            column descriptions as comments, primary and foreign keys, a few sample rows, the
-            join conditions between the tables, and any table needed to join them. Held to
-            `max_tokens` (default 3000) the way generation prompts are: descriptions, then sample
-            rows, then the columns of wide tables (keys and the question's columns stay), then
-            the tables least related to the question go; a last comment says what was cut."""
-            return str(
-                _call(
-                    "describe_tables",
-                    lambda: estate.describe_tables(database, tables, question, max_tokens),
-                )
+def _catalog_tools(server: MCPServer, estate: Estate) -> None:
+    """`describe_tables` and `run_sql`, where the server has the catalog."""
+
+    @server.tool(annotations=_READ_ONLY)
+    def describe_tables(
+        database: Database,
+        tables: Annotated[
+            list[Annotated[str, Field(min_length=1, max_length=200)]] | None,
+            Field(max_length=50, description="tables to show (default: all)"),
+        ] = None,
+        question: Annotated[
+            str,
+            Field(max_length=2000, description="the question: wide tables keep its columns"),
+        ] = "",
+        max_tokens: Annotated[
+            int | None, Field(ge=200, le=MAX_DESCRIBE_TOKENS, description="the answer's size")
+        ] = None,
+    ) -> str:
+        """CREATE TABLE statements of `tables` of `database` (or of all its tables), with
+        column descriptions as comments, primary and foreign keys, a few sample rows, the
+        join conditions between the tables, and any table needed to join them. Held to
+        `max_tokens` (default 3000) the way generation prompts are: descriptions, then sample
+        rows, then the columns of wide tables (keys and the question's columns stay), then
+        the tables least related to the question go; a last comment says what was cut."""
+        return str(
+            _call(
+                "describe_tables",
+                lambda: estate.describe_tables(database, tables, question, max_tokens),
             )
+        )
 
-        @server.tool(annotations=read_only)
-        def run_sql(
-            database: Database,
-            sql: Annotated[
-                str, Field(min_length=1, max_length=20000, description="one SQLite SELECT")
-            ],
-            max_rows: Annotated[int, Field(ge=1, le=MAX_ROWS)] = DEFAULT_ROWS,
-        ) -> str:
-            """Run one read-only SELECT (SQLite's SQL) on `database` and return its columns and
-            rows, where the database has a connection (a SQLite file or a server; the
-            instructions list them; elsewhere use check_sql). Anything that writes, attaches,
-            changes settings or holds more than one statement is refused; a query past the time
-            limit is stopped; rows past `max_rows` are cut (`truncated`)."""
-            return as_text(_call("run_sql", lambda: estate.run_sql(database, sql, max_rows)))
+    @server.tool(annotations=_READ_ONLY)
+    def run_sql(
+        database: Database,
+        sql: Annotated[str, Field(min_length=1, max_length=20000, description="one SQLite SELECT")],
+        max_rows: Annotated[int, Field(ge=1, le=MAX_ROWS)] = DEFAULT_ROWS,
+    ) -> str:
+        """Run one read-only SELECT (SQLite's SQL) on `database` and return its columns and
+        rows, where the database has a connection (a SQLite file or a server; the
+        instructions list them; elsewhere use check_sql). Anything that writes, attaches,
+        changes settings or holds more than one statement is refused; a query past the time
+        limit is stopped; rows past `max_rows` are cut (`truncated`)."""
+        return as_text(_call("run_sql", lambda: estate.run_sql(database, sql, max_rows)))
 
-    if estate.generate is not None:
 
-        @server.tool()
-        def generate_sql(
-            question: Question,
-            database: Annotated[
-                str | None,
-                Field(max_length=200, description="database id (default: retrieval picks)"),
-            ] = None,
-        ) -> str:
-            """SQL for `question` written by the server's language model (schemarag's
-            generation pipeline: retrieval, schema linking, candidates, checks). Returns the SQL,
-            the database and tables used, or why none was written."""
-            return as_text(_call("generate_sql", lambda: estate.generate_sql(question, database)))
+def _generation_tool(server: MCPServer, estate: Estate) -> None:
+    """`generate_sql`, where the server has a language model."""
+
+    @server.tool()
+    def generate_sql(
+        question: Question,
+        database: Annotated[
+            str | None,
+            Field(max_length=200, description="database id (default: retrieval picks)"),
+        ] = None,
+    ) -> str:
+        """SQL for `question` written by the server's language model (schemarag's
+        generation pipeline: retrieval, schema linking, candidates, checks). Returns the SQL,
+        the database and tables used, or why none was written."""
+        return as_text(_call("generate_sql", lambda: estate.generate_sql(question, database)))
+
+
+def _index_resource(server: MCPServer, estate: Estate) -> None:
+    """`schemarag://index`: the build being served."""
 
     @server.resource("schemarag://index", mime_type="application/json")
     def index_status() -> str:
@@ -316,5 +336,3 @@ def create_server(estate: Estate, *, name: str = "schemarag") -> MCPServer:
                 "tables": len(current.retriever.entries),
             }
         )
-
-    return server
