@@ -7,6 +7,8 @@ their similarity gets `USER_BONUS`, so a user example beats a synthetic one unle
 one is clearly closer (by more than the bonus). Real analysts' pairs show the database's actual
 conventions (which column holds the date, how a status is spelled), which template questions
 cannot; the bonus is a choice, not a measurement (few-shot quality needs an LLM to measure).
+A warehouse's routing keys (`origin` `routing`: its pairs written as for SQLite) are never
+examples: their SQL is not the engine's.
 
 Selection runs on every query. The same synthetic records come back query after query, so their
 skeletons are remembered (`SKELETON_MEMO` of them); and a candidate that could not enter the best
@@ -29,7 +31,7 @@ from retriever.result import Example
 from retriever.tables import TableEntry
 from retriever.text import normalize_value, skeleton, stem, words
 from schemagraph.model import fold
-from store.records import USER
+from store.records import ROUTING, USER
 
 SKELETON_WEIGHT = 0.6
 #: added to the similarity of a user example (see the module docstring)
@@ -132,7 +134,9 @@ class ExamplePicker:
         few, compared by skeleton."""
         db_key = fold(self.db_ids[db])
         size = 4 * count
-        candidates = [h for h in hits if fold(h.db_id) == db_key][:size]
+        candidates = [h for h in hits if fold(h.db_id) == db_key and h.origin != ROUTING][:size]
         if len(candidates) < 2 * count:
-            candidates = kb.search_questions(vector, size, db_id=self.db_ids[db]) or candidates
+            # twice as many: a warehouse's routing keys, never shown, are about half of them
+            found = kb.search_questions(vector, 2 * size, db_id=self.db_ids[db])
+            candidates = [h for h in found if h.origin != ROUTING][:size] or candidates
         return select_examples(question, candidates, self.schema_words[db], self.values[db], count)

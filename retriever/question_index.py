@@ -28,7 +28,7 @@ from typing import Any, NamedTuple
 import numpy as np
 import numpy.typing as npt
 
-from store.records import SYNTHETIC, USER
+from store.records import ROUTING, SYNTHETIC, USER
 
 #: an unfiltered search probes cells (`Cells`) when there are at least this many questions
 CELLS_FROM = 50_000
@@ -38,8 +38,9 @@ PROBE = 64
 
 class QuestionHit(NamedTuple):
     """One knowledge-base record near the question (a named tuple: fifty are made per query,
-    several times faster than frozen dataclass instances). `origin`: `synthetic`, or `user` for
-    an example a person wrote (`indexer.examples.records`)."""
+    several times faster than frozen dataclass instances). `origin`: `synthetic`, `user` for
+    an example a person wrote (`indexer.examples.records`), or `routing` for a routing key,
+    never shown (`store.records`)."""
 
     score: float
     db_id: str
@@ -47,6 +48,9 @@ class QuestionHit(NamedTuple):
     question: str
     sql: str
     origin: str = SYNTHETIC
+
+
+_ORIGINS = {USER: USER, ROUTING: ROUTING}
 
 
 def hit_from_payload(score: float, payload: Mapping[str, Any] | None) -> QuestionHit:
@@ -57,8 +61,8 @@ def hit_from_payload(score: float, payload: Mapping[str, Any] | None) -> Questio
         tables=tuple(payload.get("tables", ()) or ()),
         question=str(payload.get("question", "")),
         sql=str(payload.get("sql", "")),
-        # two shared strings, not one per record held in memory
-        origin=USER if payload.get("origin") == USER else SYNTHETIC,
+        # shared strings, not one per record held in memory
+        origin=_ORIGINS.get(str(payload.get("origin")), SYNTHETIC),
     )
 
 

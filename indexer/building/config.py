@@ -35,6 +35,9 @@ class BuildConfig:
     keep_builds: int = 2
     execute_sql: bool = True
     layout: CollectionLayout = field(default_factory=CollectionLayout)
+    #: give warehouse traversals routing keys (`indexer.building.synthesize`; off by default:
+    #: the decision log of docs/BENCHMARKS.md has what they do to routing)
+    routing_keys: bool = False
 
     def __post_init__(self) -> None:
         if self.processes < 0:

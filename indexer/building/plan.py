@@ -24,8 +24,12 @@ from typing import Any
 
 from indexer.examples.records import Dropped, ExamplePlan, plan_examples
 from indexer.examples.stored import StoredExample
+from indexer.synthesis.warehouse_roles import is_warehouse
 from schemagraph import Catalog, Database, Traversal, database_fingerprint, table_fingerprint
+from schemagraph.containment import find_relations
+from schemagraph.model import fold
 from store.manifest import Manifest
+from store.records import ROUTING
 from store.table_documents import DOCUMENT_VERSION
 
 #: what a synthetic pair is: raised when the templates' wording or the checks a pair must pass
@@ -50,10 +54,28 @@ def synthesis_signature(
     )
 
 
-def traversal_key(db: Database, traversal: Traversal, signature: str) -> str:
+def traversal_key(db: Database, traversal: Traversal, signature: str, routed: bool = False) -> str:
+    """A traversal's records' key: its id, the synthesis settings and its tables' fingerprints;
+    with `routed`, also that its pairs come with routing keys (`store.records.ROUTING`), so
+    that a build that wrote none synthesizes them again."""
     prints = sorted(table_fingerprint(db.table(t)) for t in traversal.tables)
-    text = "\x1f".join([traversal.id, signature, *prints])
+    parts = [traversal.id, signature, *prints]
+    if routed:
+        parts.append(ROUTING)
+    text = "\x1f".join(parts)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:32]
+
+
+def routing_databases(catalog: Catalog) -> frozenset[str]:
+    """The databases whose traversals get routing keys (`indexer.building.synthesize`): the
+    warehouses, a twin group's only in its first member by id (a mirror's keys would repeat
+    its twin's and split their votes; which twin answers is the twin separator's to say)."""
+    warehouses = [db for db in catalog if is_warehouse(db)]
+    if not warehouses:
+        return frozenset()
+    twins = find_relations(catalog).twins
+    later = {m for group in twins for m in sorted(group.members, key=fold)[1:]}
+    return frozenset(db.id for db in warehouses if db.id not in later)
 
 
 def table_signature(seed: int) -> dict[str, int]:
@@ -82,6 +104,8 @@ class BuildPlan:
     served_keys: frozenset[str]
     served_examples: Mapping[str, str]
     dropped_examples: tuple[Dropped, ...]
+    #: the databases whose traversals get routing keys (`routing_databases`)
+    routed: frozenset[str] = frozenset()
 
     @property
     def reused(self) -> int:
@@ -131,11 +155,15 @@ def plan_build(
     embedder: str,
     seed: int,
     full: bool = False,
+    routed: frozenset[str] = frozenset(),
 ) -> BuildPlan:
     """The plan of a build of `catalog` (its families collapsed) whose traversals are
     `traversals`, against the `served` build's manifest (None: no build yet). `full`: start
-    from nothing."""
-    keyed = {traversal_key(catalog.database(t.db_id), t, signature): t for t in traversals}
+    from nothing; `routed`: the databases whose traversals get routing keys."""
+    keyed = {
+        traversal_key(catalog.database(t.db_id), t, signature, t.db_id in routed): t
+        for t in traversals
+    }
     served_examples = dict(served.examples) if served else {}
     base = served.build_id if served is not None and not full else None
     prev_keys = set(served.traversal_keys) if base and served else set()
@@ -161,4 +189,5 @@ def plan_build(
         served_keys=frozenset(prev_keys),
         served_examples=served_examples,
         dropped_examples=tuple(d for d in examples.dropped if d.id in served_examples),
+        routed=routed,
     )

@@ -35,6 +35,8 @@ class BuildReport:
     readability_checked: int = 0
     unreadable: int = 0
     unreadable_kinds: dict[str, int] = field(default_factory=dict)
+    #: of the questions in the index: routing keys (`store.records.ROUTING`), never shown
+    routing_keys: int = 0
     traversals_synthesized: int = 0
     traversals_removed: int = 0
     traversals_reused: int = 0
@@ -124,6 +126,7 @@ class BuildReport:
             readability_checked=int(totals.get("readability_checked", 0)),
             unreadable=int(totals.get("unreadable", 0)),
             unreadable_kinds=dict(totals.get("unreadable_kinds", {})),
+            routing_keys=int(totals.get("routing_keys", 0)),
             traversals_synthesized=synthesized_traversals,
             traversals_removed=removed_traversals,
             traversals_reused=reused_traversals,
@@ -175,6 +178,11 @@ class BuildReport:
             f"  reward mean: initial {self.reward_mean_initial:.2f} -> final "
             f"{self.reward_mean_final:.2f}",
         ]
+        if self.routing_keys:
+            out.append(
+                f"  routing keys: {self.routing_keys} of the questions (warehouse pairs written as "
+                "for SQLite: they vote, and are never shown)"
+            )
         if self.readability_checked:
             kinds = ", ".join(f"{k} {v}" for k, v in sorted(self.unreadable_kinds.items()))
             out.append(

@@ -22,7 +22,13 @@ from typing import Any
 from indexer.building.config import BuildConfig, BuildServices
 from indexer.building.journal import Journal
 from indexer.building.load import load_knowledge_base
-from indexer.building.plan import BuildPlan, plan_build, synthesis_signature, table_signature
+from indexer.building.plan import (
+    BuildPlan,
+    plan_build,
+    routing_databases,
+    synthesis_signature,
+    table_signature,
+)
 from indexer.building.publish import discard, open_journal, publish, settle_pending, start_or_resume
 from indexer.building.report import BuildReport
 from indexer.building.synthesize import journal_examples, synthesize_traversals
@@ -34,7 +40,7 @@ from schemagraph import (
     database_fingerprint,
     enumerate_traversals,
 )
-from schemagraph.containment import find_relations
+from schemagraph.containment import EstateRelations, find_relations
 from schemagraph.dialects import runnable, sql_dialect
 from schemagraph.families import collapse_families, find_families
 from store.location import QUESTIONS, TABLES, StoreLocation, build_lock
@@ -90,7 +96,7 @@ def _build(
         if sources and served.sources != sources:
             changes["sources"] = sources
         if "related" in served.absent:  # written before the relations were recorded whole
-            changes.update(_relations(catalog))
+            changes.update(_relations(find_relations(catalog)))
         if changes:
             served.but(**changes).write(location.build_dir(served.build_id))
         seconds = time.perf_counter() - started
@@ -139,6 +145,7 @@ def _plan(
         embedder=services.embedder.name,
         seed=config.seed,
         full=config.full,
+        routed=routing_databases(catalog) if config.routing_keys else frozenset(),
     )
     return served, plan
 
@@ -282,6 +289,7 @@ def _synthesize(
         config,
         build_id,
         timings,
+        routed=plan.routed,
     )
     # synthesis includes validation (every SQL parsed, qualified and run); embedding is apart
     timings["synthesize"] = time.perf_counter() - t0 - timings["embed_questions"]
@@ -322,13 +330,12 @@ def _manifest(
         examples=plan.published_examples(finished),
         layout=config.layout,
         table_documents=table_signature(config.seed),
-        **_relations(catalog),
+        **_relations(find_relations(catalog)),
     )
 
 
-def _relations(catalog: Catalog) -> dict[str, Any]:
+def _relations(relations: EstateRelations) -> dict[str, Any]:
     """The manifest's twins, containment and related databases (the retriever reads them)."""
-    relations = find_relations(catalog)
     return {
         "twins": [Twins.from_json(group.as_dict()) for group in relations.twins],
         "containment": [Containment.from_json(g.as_dict()) for g in relations.containment],

@@ -11,6 +11,7 @@ Users' examples are embedded and journaled here too (`journal_examples`), never 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import itertools
 import logging
 import multiprocessing
@@ -42,7 +43,7 @@ from schemagraph import (
 )
 from schemagraph.humanize import humanize
 from schemagraph.parent_watch import exit_with_parent
-from store.records import ORIGIN, SYNTHETIC
+from store.records import ORIGIN, ROUTING, SYNTHETIC
 
 log = logging.getLogger("indexer.building")  # the name log configurations know
 
@@ -59,9 +60,12 @@ def synthesize_traversals(
     config: BuildConfig,
     build_id: str,
     timings: dict[str, float],
+    *,
+    routed: frozenset[str] = frozenset(),
 ) -> int:
-    """Synthesize, embed and journal `remaining`; returns how many traversals failed. Adds the
-    seconds spent embedding to `timings["embed_questions"]`."""
+    """Synthesize, embed and journal `remaining`, with routing keys for the traversals of the
+    `routed` databases; returns how many traversals failed. Adds the seconds spent embedding to
+    `timings["embed_questions"]`."""
     timings["embed_questions"] = 0.0
     finished = total - len(remaining)
     failures: list[str] = []
@@ -71,7 +75,7 @@ def synthesize_traversals(
     chunks = [ordered[start : start + size] for start in range(0, len(ordered), size)]
     if services.progress:  # at once: the first chunk takes seconds (and loads the embedder)
         services.progress("synthesize", finished, total)
-    synthesizer = _ChunkSynthesizer(catalog, keyed, services.synthesize, config.seed)
+    synthesizer = _ChunkSynthesizer(catalog, keyed, services.synthesize, config.seed, routed)
     processes = config.processes
     if processes and not services.offline:
         raise BuildError(
@@ -113,9 +117,16 @@ class _ChunkSynthesizer:
     line per failure (logged; a failed traversal is retried by the next build)."""
 
     def __init__(
-        self, catalog: Catalog, keyed: Mapping[str, Traversal], synthesize: ChainRunner, seed: int
+        self,
+        catalog: Catalog,
+        keyed: Mapping[str, Traversal],
+        synthesize: ChainRunner,
+        seed: int,
+        routed: frozenset[str] = frozenset(),
     ) -> None:
         self.catalog, self.keyed, self.synthesize, self.seed = catalog, keyed, synthesize, seed
+        #: the databases whose traversals get routing keys (`plan.routing_databases`)
+        self.routed = routed
         self.samples: dict[str, DatabaseSample | None] = {}
 
     def run(self, chunk: list[str], map_: Callable[..., Iterator[Any]] = map) -> ChunkResult:
@@ -132,14 +143,39 @@ class _ChunkSynthesizer:
             traversal = self.keyed[key]
             db = self.catalog.database(traversal.db_id)
             try:
-                return key, self.synthesize(db, traversal, self.samples[db.id], self.seed)
+                records = self.synthesize(db, traversal, self.samples[db.id], self.seed)
             except Exception as exc:  # one bad traversal must not sink a night's build
                 log.warning("synthesis failed for %s %s: %s", db.id, list(traversal.tables), exc)
                 failures.append(f"{type(exc).__name__}: {exc}")
                 return key, None
+            if db.id in self.routed:
+                records += self._routing_keys(db, traversal, records)
+            return key, records
 
         results = [(k, recs) for k, recs in map_(one, chunk) if recs is not None]
         return results, failures
+
+    def _routing_keys(
+        self, db: Database, traversal: Traversal, records: list[dict[str, Any]]
+    ) -> list[dict[str, Any]]:
+        """A warehouse traversal's pairs synthesized as for SQLite, as routing keys
+        (`store.records.ROUTING`): their questions name the schema's words ("Among the user IDs
+        with at least 2 stackoverflow badges, ..."), where the readable ones, which are shown,
+        often leave them out (`BuildConfig.routing_keys`; docs/BENCHMARKS.md has what they do to
+        routing). None when that synthesis fails; a pair already among `records` is left out."""
+        try:
+            plain = self.synthesize(
+                dataclasses.replace(db, dialect=""), traversal, self.samples[db.id], self.seed
+            )
+        except Exception as exc:
+            log.debug("routing keys failed for %s %s: %s", db.id, list(traversal.tables), exc)
+            return []
+        shown = {(r.get("question"), r.get("sql")) for r in records}
+        return [
+            {**{k: v for k, v in r.items() if k != "stats"}, ORIGIN: ROUTING}
+            for r in plain
+            if r.get("question") and (r["question"], r.get("sql")) not in shown
+        ]
 
 
 _forked: _ChunkSynthesizer | None = None
@@ -269,9 +305,11 @@ def _journal_chunk(
                 _accumulate(stats, name, value)
             if not rec.get("question"):
                 continue
+            if rec.get(ORIGIN) == ROUTING:
+                stats["routing_keys"] = stats.get("routing_keys", 0) + 1
             payload = {
                 **rec,
-                ORIGIN: SYNTHETIC,
+                ORIGIN: rec.get(ORIGIN, SYNTHETIC),
                 "db_id": db.id,
                 "traversal": traversal.id,
                 "traversal_tables": list(traversal.tables),
@@ -295,7 +333,7 @@ def indexed_text(db: Database, record: Mapping[str, Any]) -> str:
     often leaves out the dataset and table an analyst's question names ("GitHub commits"); the
     question shown to people and prompts stays as written."""
     question = str(record["question"])
-    if not is_warehouse(db):
+    if not is_warehouse(db) or record.get(ORIGIN) == ROUTING:
         return question
     named = (db.table(t) for t in record.get("tables", ()) if db.has_table(t))
     words = dict.fromkeys(once(humanize(unsharded(t.qualified_name))) for t in named)

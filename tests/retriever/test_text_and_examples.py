@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
-from retriever.examples import select_examples
+import numpy as np
+
+from retriever.examples import ExamplePicker, select_examples
 from retriever.knowledge import QuestionHit
 from retriever.lexical import SchemaLinker
 from retriever.tables import TableEntry
 from retriever.text import normalize_question, skeleton, stem, terms
+from store.records import ROUTING
 
 
 def test_terms_drop_function_words_and_match_plurals() -> None:
@@ -42,3 +45,25 @@ def test_value_matches_weigh_rare_values_more() -> None:
     links = SchemaLinker(entries).link("who went to paris from ottawa")
     assert links.values[0] > links.values[1] > 0
     assert {m.text for m in links.value_matches} == {"paris", "ottawa"}
+
+
+def test_a_routing_key_is_never_an_example_even_the_nearest() -> None:
+    """`ExamplePicker.pick` over hits of the best database: the routing key (SQLite's SQL on a
+    warehouse) is left out, from the hits and from the search of the database alike."""
+    entries = [TableEntry("shop", "orders", "orders", ("id", "total"))]
+    picker = ExamplePicker(entries, [np.array([0])])
+    key = QuestionHit(1.0, "shop", ("orders",), "How many orders?", 'SELECT COUNT(*) FROM "orders"')
+    key = key._replace(origin=ROUTING)
+    shown = [
+        QuestionHit(0.5 - i / 100, "shop", ("orders",), f"List {i} orders.", f"SELECT {i}")
+        for i in range(6)
+    ]
+
+    class OneDatabase:
+        def search_questions(self, vector: object, limit: int, db_id: str) -> list[QuestionHit]:
+            return [key, *shown][:limit]
+
+    vector = np.zeros(4, dtype=np.float32)
+    for hits in ([key, *shown], [key, shown[0]]):  # enough hits; too few: the search is read
+        picked = picker.pick("How many orders?", vector, hits, 0, OneDatabase(), 2)
+        assert picked and all(e.origin != ROUTING for e in picked)

@@ -3,6 +3,7 @@ resume after an interrupted or killed build, the atomic switch, and provider-cal
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import os
@@ -18,6 +19,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+import sqlglot
 
 from indexer import (
     BuildConfig,
@@ -44,8 +46,10 @@ from providers import (
     ProviderCache,
     ScriptedLLM,
 )
+from retriever import Retriever
 from schemagraph import Catalog, Database, DatabaseSample, Traversal, TraversalConfig, load_catalog
 from store import StoreLocation
+from store.records import ROUTING, SYNTHETIC
 from store.snapshot import QUESTION_FIELDS
 from store.table_documents import DOCUMENT_VERSION
 from tests.store_points import build_points
@@ -624,3 +628,40 @@ def test_a_warehouse_question_is_embedded_with_its_tables_words(
         assert np.allclose(point.vector, embedder.embed_documents([text])[0], atol=1e-5)
     sqlite = Database("s", (db.tables[0],))
     assert indexed_text(sqlite, {"question": "q?", "tables": [db.tables[0].name]}) == "q?"
+
+
+def test_a_warehouse_gets_routing_keys_that_vote_and_are_never_shown(
+    fixtures: Path, sample_dir: Path, tmp_path: Path
+) -> None:
+    """With `routing_keys`, each warehouse traversal's pairs come with the same traversal's
+    pairs written as for SQLite: stored as routing keys, counted in the report, found by the
+    question search, and never an example. A SQLite database gets none; without the setting,
+    no database does (its keys are the default build's)."""
+    folder = fixtures / "warehouse"
+    catalog = load_catalog([f"infoschema:{folder / 'bigquery'}", f"spider:{sample_dir}"])
+    location = StoreLocation.parse(str(tmp_path / "kb"))
+    config = dataclasses.replace(CONFIG, routing_keys=True)
+    report = build_index(catalog, location, template_services(), config)
+    stored = list(points(location).values())
+    routing = [p for p in stored if p["origin"] == ROUTING]
+    shown = [p for p in stored if p["origin"] == SYNTHETIC]
+    assert routing and shown and report.routing_keys == len(routing)
+    assert any(f"routing keys: {len(routing)} " in line for line in report.lines())
+    warehouse = {db.id for db in catalog if db.dialect == "bigquery"}
+    assert {p["db_id"] for p in routing} == warehouse
+    for key in routing:  # SQLite's SQL: quoted names, no backquoted project.dataset.table
+        sqlglot.parse_one(key["sql"], read="sqlite")
+        assert "`" not in key["sql"]
+    with Retriever.open(location, HashingEmbedder(256)) as retriever:
+        for key in routing[:20]:
+            result = retriever.retrieve(key["question"])
+            hits = retriever.kb.search_questions(
+                np.asarray(retriever.embedder.embed_query(key["question"]), np.float32), 1
+            )
+            assert hits[0].origin == ROUTING and hits[0].question == key["question"]
+            assert all(e.origin != ROUTING for e in result.examples)
+            assert all(e.question != key["question"] for e in result.examples)
+    plain = build_index(
+        catalog, StoreLocation.parse(str(tmp_path / "kb0")), template_services(), CONFIG
+    )
+    assert plain.routing_keys == 0 and plain.questions == len(shown)

@@ -14,8 +14,10 @@ from hypothesis import strategies as st
 from indexer.building.plan import (
     BuildPlan,
     plan_build,
+    routing_databases,
     synthesis_signature,
     table_signature,
+    traversal_key,
 )
 from indexer.examples.stored import StoredExample
 from schemagraph import (
@@ -250,3 +252,24 @@ def test_a_manifest_types_twins_containment_and_families_and_writes_them_as_read
     assert read.containment[0].adds == {"noaa_plus": ("gsod2024",)}
     (family,) = read.families
     assert (family.database, family.last, family.tables) == ("ga", "ga_20170801", 1)
+
+
+def test_routing_keys_go_to_warehouses_once_per_twin_group() -> None:
+    """A warehouse gets routing keys, its mirror does not (the first of the twins by id does),
+    and a SQLite database never; the traversal keys say which."""
+    sample = load_catalog([f"spider:{SPIDER_SAMPLE}"])
+    pets = sample.database("pets_1")
+    singers = sample.database("concert_singer")
+    catalog = Catalog(
+        (
+            dataclasses.replace(pets, id="PETS_SF", dialect="snowflake", path=None),
+            dataclasses.replace(pets, id="pets", dialect="bigquery", path=None),
+            dataclasses.replace(singers, dialect="bigquery", path=None),
+            pets,
+        )
+    )
+    assert routing_databases(catalog) == {"pets", "concert_singer"}
+    assert routing_databases(Catalog((pets,))) == frozenset()
+    db = catalog.database("pets")
+    traversal = enumerate_traversals(build_graph(catalog))[0]
+    assert traversal_key(db, traversal, "s", True) != traversal_key(db, traversal, "s")
