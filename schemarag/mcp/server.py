@@ -21,9 +21,11 @@ build serves and where from.
 
 from __future__ import annotations
 
+import inspect
 import json
 import logging
-from typing import Annotated, Any
+from collections.abc import Callable
+from typing import Annotated, Any, TypeVar
 
 import anyio
 from mcp.server.mcpserver import Context, MCPServer
@@ -45,6 +47,8 @@ from schemarag.mcp.estate import (
 log = logging.getLogger(__name__)
 
 __all__ = ["as_text", "create_server"]
+
+_Tool = TypeVar("_Tool", bound=Callable[..., Any])
 
 INSTRUCTIONS = (
     "schemarag knows the databases of this estate. Call find_tables with the user's question "
@@ -146,7 +150,16 @@ def _call(name: str, work: Any) -> Any:
 
 class _Server(MCPServer):
     """The SDK's server, with a tool's argument errors said in one line of schemarag's words
-    (the SDK passes on pydantic's text, with its links)."""
+    (the SDK passes on pydantic's text, with its links), and a tool's description its
+    docstring without the indentation (the SDK sends it as written, to every agent)."""
+
+    def tool(self, *args: Any, **kwargs: Any) -> Callable[[_Tool], _Tool]:
+        def register(function: _Tool) -> _Tool:
+            if kwargs.get("description") is None and function.__doc__:
+                kwargs["description"] = inspect.cleandoc(function.__doc__)
+            return super(_Server, self).tool(*args, **kwargs)(function)
+
+        return register
 
     async def call_tool(self, name: str, arguments: dict[str, Any], *args: Any, **kw: Any) -> Any:
         try:

@@ -146,6 +146,8 @@ def test_tools_are_listed_with_their_json_schemas(world: dict[str, Any], tmp_pat
     assert run["properties"]["max_rows"]["minimum"] == 1
     assert by_name["run_sql"].annotations.read_only_hint is True
     assert all(tool.description for tool in tools)
+    # each description as its docstring reads, without the source's indentation
+    assert all(not line.startswith(" ") for t in tools for line in t.description.splitlines())
     index = json.loads(status.contents[0].text)
     assert index["ready"] is True and index["databases"] == 8 and index["build"]
     no_traceback(tmp_path / "stderr")
