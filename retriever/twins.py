@@ -132,7 +132,9 @@ class TwinSeparator:
         #: each database's tables by key (`schemagraph.containment.table_key`)
         self.schemas = {db: schema_of(pairs) for db, pairs in tables.items()}
         #: twins and containment, by folded database ids
-        self.relations: EstateRelations = relations or relations_of(self.schemas)
+        self.relations: EstateRelations = (
+            relations_of(self.schemas) if relations is None else relations
+        )
         groups = self.relations.twins
         self.groups = groups
         self._group_of: dict[str, tuple[str, ...]] = {}
