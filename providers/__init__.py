@@ -30,7 +30,7 @@ if TYPE_CHECKING:
         ProviderError,
         StructuredOutputError,
     )
-    from providers.hashing_embedder import HashingEmbedder, tokenize
+    from providers.hashing_embedder import HashingEmbedder, tokenize, tokenize_words
     from providers.llamacpp_llm import LlamaCppLLM
     from providers.llm import (
         LLM,
@@ -74,7 +74,7 @@ __getattr__, __dir__, _ = lazy_loader.attach(
             "ProviderError",
             "StructuredOutputError",
         ],
-        "hashing_embedder": ["HashingEmbedder", "tokenize"],
+        "hashing_embedder": ["HashingEmbedder", "tokenize", "tokenize_words"],
         "llamacpp_llm": ["LlamaCppLLM"],
         "llm": [
             "LLM",
@@ -160,4 +160,5 @@ __all__ = [
     "parse_llm_spec",
     "spec_of_embedder",
     "tokenize",
+    "tokenize_words",
 ]

@@ -14,7 +14,7 @@ import numpy as np
 from providers.embedding import Vectors
 from providers.errors import ConfigurationError
 
-__all__ = ["STOPWORDS", "HashingEmbedder", "tokenize"]
+__all__ = ["STOPWORDS", "HashingEmbedder", "tokenize", "tokenize_words"]
 
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
 _WORD = re.compile(r"[^\W_]+")
@@ -89,6 +89,12 @@ STOPWORDS = frozenset(
 def tokenize(text: str) -> list[str]:
     """Lower-cased word tokens; ``snake_case`` and ``camelCase`` identifiers are split."""
     return [token.lower() for token in _WORD.findall(_CAMEL.sub(" ", text))]
+
+
+def tokenize_words(text: str) -> list[list[str]]:
+    """`tokenize`'s tokens grouped by the written word each comes from: a ``camelCase`` word is
+    one word of several tokens (``"GitHub repos"`` → ``[["git", "hub"], ["repos"]]``)."""
+    return [[t.lower() for t in _WORD.findall(_CAMEL.sub(" ", w))] for w in _WORD.findall(text)]
 
 
 @functools.lru_cache(maxsize=1 << 18)

@@ -3,7 +3,8 @@ question to table names and to indexed cell values.
 
 A value that occurs in one database only is strong evidence ("Who lives in Ottawa?"), so a
 value match weighs `log(1 + databases / databases holding the value)`; common values ("yes",
-"male") weigh little. Overlapping matches keep the longest span. The values are the sampled
+"male") weigh little. A value matches whole written words only (the value 'git' is not in
+"GitHub"), and overlapping matches keep the longest span. The values are the sampled
 rows' and those the column descriptions quote ("such as 'Eredivisie'").
 """
 
@@ -17,8 +18,9 @@ import numpy as np
 import numpy.typing as npt
 from rank_bm25 import BM25Okapi
 
+from providers import tokenize_words
 from retriever.tables import TableEntry
-from retriever.text import STOPWORDS, joined_terms, normalize_value, terms, words
+from retriever.text import STOPWORDS, joined_terms, normalize_value, terms
 from schemagraph.documentation import quoted_values
 from schemagraph.humanize import humanize
 from schemagraph.model import fold
@@ -151,9 +153,10 @@ class SchemaLinker:
                     names[i] = score
         values = np.zeros(self._size)
         matches: list[ValueMatch] = []
-        tokens = words(question)
+        written = tokenize_words(question)
+        tokens = [token for word in written for token in word]
         used = [False] * len(tokens)
-        for start, end, gram in self._value_spans(tokens):
+        for start, end, gram in self._value_spans(tokens, _word_edges(written)):
             if any(used[start:end]):
                 continue
             for i in range(start, end):
@@ -164,15 +167,20 @@ class SchemaLinker:
                 matches.append(ValueMatch(gram, entry, column, weight))
         return Links(names, values, tuple(matches))
 
-    def _value_spans(self, tokens: list[str]) -> list[tuple[int, int, str]]:
-        """(start, end, text) of the n-grams of `tokens` that are indexed values, the longest
-        first, then the leftmost: the order overlapping matches are resolved in."""
+    def _value_spans(
+        self, tokens: list[str], edges: tuple[set[int], set[int]]
+    ) -> list[tuple[int, int, str]]:
+        """(start, end, text) of the n-grams of `tokens` that are indexed values and whole
+        written words (`edges`: the positions where words start and end; the value 'git' is not
+        in "GitHub"), the longest first, then the leftmost: the order overlapping matches are
+        resolved in."""
+        starts, ends = edges
         spans: list[tuple[int, int, str]] = []
-        for start in range(len(tokens)):
+        for start in sorted(starts):
             gram = tokens[start]
             end = start + 1
             while gram in self._prefixes:
-                if gram in self._values:
+                if gram in self._values and end in ends:
                     spans.append((start, end, gram))
                 if end == len(tokens) or end - start == MAX_VALUE_WORDS:
                     break
@@ -180,6 +188,16 @@ class SchemaLinker:
                 end += 1
         spans.sort(key=lambda s: (s[0] - s[1], s[0]))
         return spans
+
+
+def _word_edges(written: list[list[str]]) -> tuple[set[int], set[int]]:
+    """The token positions where each written word starts, and where each ends (exclusive)."""
+    starts, ends, at = set(), set(), 0
+    for word in written:
+        starts.add(at)
+        at += len(word)
+        ends.add(at)
+    return starts, ends
 
 
 def _schema_names(entries: Sequence[TableEntry]) -> set[str]:

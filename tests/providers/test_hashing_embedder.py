@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from providers import ConfigurationError, Embedder, HashingEmbedder, tokenize
+from providers import ConfigurationError, Embedder, HashingEmbedder, tokenize, tokenize_words
 
 REPO = Path(__file__).resolve().parents[2]
 GOLDEN_TEXT = "concert singer: singer id, name, country"
@@ -112,6 +112,23 @@ def test_identifiers_are_split_into_words(embedder):
     ]
     snake, spaced = embedder.embed_documents(["order_date", "order date"])
     np.testing.assert_allclose(snake, spaced)
+
+
+def test_tokens_grouped_by_written_word() -> None:
+    assert tokenize_words("GitHub repos, order_date") == [
+        ["git", "hub"],
+        ["repos"],
+        ["order"],
+        ["date"],
+    ]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=st.sampled_from("aZb9_ .-'HtTpSé"), max_size=30))
+def test_grouped_tokens_are_the_tokens(text: str) -> None:
+    grouped = tokenize_words(text)
+    assert [t for word in grouped for t in word] == tokenize(text)
+    assert all(grouped)
 
 
 def test_documents_and_queries_are_embedded_alike(embedder):

@@ -116,13 +116,19 @@ def reference_names(linker: SchemaLinker, entries: list[TableEntry], question: s
 
 def reference_value_matches(entries: list[TableEntry], question: str) -> list[tuple[str, int, str]]:
     """Every n-gram of the question tried, the longest first, then the leftmost; a value
-    counted once per entry, with the first column holding it."""
+    counted once per entry, with the first column holding it; a span starts and ends with a
+    written word (`camelCase` splits a word into tokens, not into words)."""
     tokens = words(question)
+    edges, at = {0}, 0
+    for written in re.findall(r"[^\W_]+", question):
+        at += len(words(written))
+        edges.add(at)
     used = [False] * len(tokens)
     spans = [
         (start, end)
         for start in range(len(tokens))
         for end in range(start + 1, min(len(tokens), start + MAX_VALUE_WORDS) + 1)
+        if start in edges and end in edges
     ]
     out: list[tuple[str, int, str]] = []
     for start, end in sorted(spans, key=lambda s: (s[0] - s[1], s[0])):
@@ -191,9 +197,21 @@ def test_values_take_the_longest_then_leftmost_match_once_per_entry() -> None:
     ]
 
 
+def test_a_value_matches_whole_written_words_only() -> None:
+    entries = [
+        TableEntry("code", "repositories", "", columns=("scm",), values={"scm": ("git",)}),
+        TableEntry("code", "hosts", "", columns=("host",), values={"host": ("GitHub",)}),
+    ]
+    linker = SchemaLinker(entries)
+    found = linker.link("Which GitHub repositories use git?").value_matches
+    assert [(m.text, m.entry) for m in found] == [("git hub", 1), ("git", 0)]
+    assert [m.entry for m in linker.link("Which GitHub repositories?").value_matches] == [1]
+    assert not linker.link("Which GitHubRepos?").value_matches  # "GitHub" inside a word
+
+
 QUESTION_WORDS = (
     "new", "york", "city", "hall", "lead", "singer", "singers", "concert", "in", "ann", "lee",
-    "a", "b", "c", "d", "e", "f", "to", "no", "12",
+    "a", "b", "c", "d", "e", "f", "to", "no", "12", "NewYork", "LeadSinger", "CityHall",
 )  # fmt: skip
 
 
