@@ -45,6 +45,8 @@ class BenchQuestion:
     #: gold tables as (folded db id, folded table name)
     gold: frozenset[tuple[str, str]]
     hardness: str | None
+    #: the engine the question is asked on (`bigquery`, `snowflake`, ...), when the file says
+    engine: str | None = None
 
 
 @dataclass(frozen=True)
@@ -145,7 +147,9 @@ def questions_over(
                 "(a view, or a table its tables.json lacks)"
             )
             continue
-        parsed.append(BenchQuestion(str(text), sql, db.id, gold, hardness))
+        engine = row.get("engine")
+        engine = engine.strip().lower() if isinstance(engine, str) and engine.strip() else None
+        parsed.append(BenchQuestion(str(text), sql, db.id, gold, hardness, engine))
     for reason in skipped:
         log.warning("skipped %s", reason)
     return BenchDataset(name or questions.stem, catalog, tuple(parsed), tuple(skipped))

@@ -36,6 +36,7 @@ from retriever.retriever import Retriever
 from retriever.tables import embed_entries, entries_from_catalog
 from retriever.text import normalize_question
 from schemagraph.containment import find_relations
+from schemagraph.dialects import sql_dialect
 from schemagraph.families import collapse_families
 from schemagraph.model import fold
 
@@ -73,22 +74,22 @@ def check_leakage(
 
 
 def _evaluate(
-    rank: Callable[[str], Ranking],
+    rank: Callable[[BenchQuestion], Ranking],
     questions: Sequence[BenchQuestion],
     progress: Callable[[int, int], None] | None,
 ) -> list[Ranking]:
-    rank(questions[0].question)  # warm-up: first-call costs are not query latency
+    rank(questions[0])  # warm-up: first-call costs are not query latency
     out: list[Ranking] = []
     for i, q in enumerate(questions):
-        out.append(rank(q.question))
+        out.append(rank(q))
         if progress and (i + 1) % 100 == 0:
             progress(i + 1, len(questions))
     return out
 
 
-def schemarag_ranking(retriever: Retriever, question: str) -> Ranking:
+def schemarag_ranking(retriever: Retriever, question: str, dialect: str | None = None) -> Ranking:
     started = time.perf_counter()
-    result = retriever.retrieve(question, top_databases=10, top_tables=RANK_SIZE)
+    result = retriever.retrieve(question, top_databases=10, top_tables=RANK_SIZE, dialect=dialect)
     elapsed = (time.perf_counter() - started) * 1000
     return Ranking(
         tuple(d.db_id for d in result.databases),
@@ -107,12 +108,16 @@ def run_recall(
     methods: Sequence[str] = METHODS,
     progress: Callable[[str, int, int], None] | None = None,
     per_question: bool = False,
+    engine_given: bool = False,
 ) -> dict[str, Any]:
     """Evaluate `methods` on `dataset` (its first `limit` questions); the report dict.
-    `per_question`: add every question's gold and each method's ranking (`per_question`)."""
+    `per_question`: add every question's gold and each method's ranking (`per_question`);
+    `engine_given`: every method ranks a question among the databases of its `engine` only,
+    as a caller connected to that engine would."""
     questions = list(dataset.questions[:limit] if limit else dataset.questions)
     if not questions:
         raise BenchmarkDataError(f"{dataset.name}: no questions to evaluate")
+    engines = _engines(dataset, questions) if engine_given else {}
     pool = {fold(db.id) for db in dataset.catalog}
     if retriever is not None:
         indexed = {fold(d) for d in retriever.db_ids}
@@ -135,17 +140,24 @@ def run_recall(
     else:
         entries = entries_from_catalog(collapse_families(dataset.catalog), with_values=False)
         vectors = embed_entries(entries, embedder)
-    rankers: dict[str, Callable[[str], Ranking]] = {}
+
+    def engine(q: BenchQuestion) -> str | None:
+        return q.engine if engine_given else None
+
+    def only(q: BenchQuestion) -> frozenset[str] | None:
+        return engines[q.engine] if engine_given and q.engine else None
+
+    rankers: dict[str, Callable[[BenchQuestion], Ranking]] = {}
     if "schemarag" in methods:
         if retriever is None:
             raise BenchmarkDataError("the schemarag method needs a retriever")
-        rankers["schemarag"] = lambda q: schemarag_ranking(retriever, q)
+        rankers["schemarag"] = lambda q: schemarag_ranking(retriever, q.question, engine(q))
     if "bm25_table" in methods:
         bm25 = BM25TableBaseline(entries)
-        rankers["bm25_table"] = lambda q: bm25.rank(q, RANK_SIZE)
+        rankers["bm25_table"] = lambda q: bm25.rank(q.question, RANK_SIZE, only(q))
     if "dense_table" in methods:
         dense = DenseTableBaseline(entries, vectors, embedder)
-        rankers["dense_table"] = lambda q: dense.rank(q, RANK_SIZE)
+        rankers["dense_table"] = lambda q: dense.rank(q.question, RANK_SIZE, only(q))
 
     relations = find_relations(dataset.catalog)
     twins = relations.twin_map()
@@ -159,6 +171,7 @@ def run_recall(
         "curves": {},
         "skipped": len(dataset.skipped),
         "masked_records": sorted(retriever.masked) if retriever is not None else [],
+        "engine_given": engine_given,
         "twin_groups": [group.as_dict() for group in relations.twins],
         "containment_groups": [group.as_dict() for group in relations.containment],
     }
@@ -190,6 +203,25 @@ def run_recall(
                 "reasons": dict(Counter(errors).most_common(5)),
             }
     return report
+
+
+def _engines(
+    dataset: BenchDataset, questions: Sequence[BenchQuestion]
+) -> dict[str, frozenset[str]]:
+    """Each engine of the pool -> the folded ids of its databases (the dialect their SQL is
+    written in, as the index records it: `schemagraph.dialects.sql_dialect`); an error when a
+    question names no engine, or one the pool does not have."""
+    engines: dict[str, set[str]] = {}
+    for db in dataset.catalog:
+        engines.setdefault(sql_dialect(db), set()).add(fold(db.id))
+    for q in questions:
+        if q.engine is None or q.engine not in engines:
+            found = "no `engine`" if q.engine is None else f"engine {q.engine!r}"
+            raise BenchmarkDataError(
+                f"--engine-given: the question {q.question[:60]!r} has {found}; the pool's "
+                f"engines are {', '.join(sorted(engines))}"
+            )
+    return {name: frozenset(dbs) for name, dbs in engines.items()}
 
 
 def _add_rankings(

@@ -7,7 +7,7 @@ per retriever; every constant it uses is a field of `RetrieverConfig`.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -15,7 +15,16 @@ import numpy.typing as npt
 
 from retriever.completion import fk_adjacency, join_paths
 from retriever.config import RetrieverConfig
-from retriever.fusion import FusionWeights, Signals, best_first, fuse, scaled_tables, shift_dense
+from retriever.errors import RetrieverError
+from retriever.fusion import (
+    Array,
+    FusionWeights,
+    Signals,
+    best_first,
+    fuse,
+    scaled_tables,
+    shift_dense,
+)
 from retriever.knowledge import QuestionHit
 from retriever.question_index import Cells
 from retriever.result import RankedDatabase, RankedTable
@@ -75,6 +84,8 @@ class Ranker:
             (fold(f.database), fold(f.last)): f.to_json()
             for f in (manifest.families if manifest is not None else [])
         }
+        #: database id -> the dialect its SQL is written in, as the build recorded it
+        self.dialects = manifest.dialects if manifest is not None else {}
         self._keys = [e.key for e in entries]
         self._fk = [fk_adjacency([entries[i] for i in idx]) for idx in members]
         self.twins = TwinSeparator(entries, relations_in(manifest) if manifest else None)
@@ -86,13 +97,20 @@ class Ranker:
         hits: Sequence[QuestionHit],
         top_databases: int,
         top_tables: int,
+        dialect: str | None = None,
     ) -> Ranked:
+        """`dialect`: rank only the databases whose SQL is written in it (`in_dialect`), as a
+        caller that knows which engine it is connected to would."""
+        allowed = None if dialect is None else in_dialect(self.dialects, self.db_ids, dialect)
         dense = signals.table["dense"]
         median = float(np.median(dense)) if dense.size else 0.0
         scaled = scaled_tables(signals, len(self.entries), median)
-        db_score, table_score, pool_score = fuse(
-            signals, self._db_of, len(self.db_ids), self.weights, scaled
+        db_score, table_score, pool_score = self._only(
+            allowed,
+            *fuse(signals, self._db_of, len(self.db_ids), self.weights, scaled),
         )
+        if allowed is not None:
+            top_databases = min(top_databases, int(allowed.sum()))
         if self.table_cells is not None and signals.vector is not None:
             # The dense signal was estimated away from the question: exact for the candidates,
             # shifted by the same median (of the estimates: a few rows more barely move it).
@@ -102,8 +120,9 @@ class Ranker:
             rows = np.concatenate([self._db_members[d] for d in candidates])
             dense[rows] = self.vectors[rows] @ signals.vector
             scaled["dense"] = shift_dense(dense, median)
-            db_score, table_score, pool_score = fuse(
-                signals, self._db_of, len(self.db_ids), self.weights, scaled
+            db_score, table_score, pool_score = self._only(
+                allowed,
+                *fuse(signals, self._db_of, len(self.db_ids), self.weights, scaled),
             )
         order = best_first(db_score, top_databases)
         moved, twins = self.twins.separate(question, [self.db_ids[int(d)] for d in order])
@@ -121,6 +140,16 @@ class Ranker:
         return Ranked(
             tuple(databases), tuple(flat), confidence, twins, tuple(also_in), int(order[0])
         )
+
+    def _only(
+        self, allowed: npt.NDArray[np.bool_] | None, db: Array, table: Array, pool: Array
+    ) -> tuple[Array, Array, Array]:
+        """The fused scores with the databases `allowed` does not flag, and their tables, last
+        (-inf) in every ranking."""
+        if allowed is not None:
+            db[~allowed] = -np.inf
+            pool[~allowed[self._db_of]] = -np.inf
+        return db, table, pool
 
     def confidence(self, signals: Signals, hits: Sequence[QuestionHit], db: int) -> float:
         """How well the best database fits, in [0, 1]: the cosine of its nearest synthetic
@@ -192,8 +221,25 @@ class Ranker:
         seen = {(fold(d), fold(t)) for d, t in head}
         out = list(head)
         for i in best_first(pool_score, size + len(head)).tolist():
+            if pool_score[i] == -np.inf:
+                break
             if self._keys[i] not in seen:
                 out.append((self.entries[i].db_id, self.entries[i].table))
             if len(out) >= size:
                 break
         return out
+
+
+def in_dialect(
+    dialects: Mapping[str, str], db_ids: Sequence[str], dialect: str
+) -> npt.NDArray[np.bool_]:
+    """One flag per database of `db_ids`: whether its SQL is written in `dialect` (any case), as
+    `dialects` (the build's `Manifest.dialects`) says; a `RetrieverError` naming the estate's
+    dialects when none is (`schemagraph.dialects.sql_dialect`: `bigquery`, `snowflake`, ...)."""
+    by_db = {fold(db): d for db, d in dialects.items()}
+    wanted = dialect.strip().lower()
+    flags = np.array([by_db.get(fold(db)) == wanted for db in db_ids], dtype=bool)
+    if not flags.any():
+        known = ", ".join(sorted(set(by_db.values()))) or "none recorded (rebuild the index)"
+        raise RetrieverError(f"no database of dialect {dialect!r}; this estate has: {known}")
+    return flags

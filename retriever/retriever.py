@@ -214,8 +214,6 @@ class Retriever:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    # -- retrieval ---------------------------------------------------------------------------
-
     def prepare(self, questions: Sequence[str]) -> list[Prepared]:
         """Many questions' embeddings and nearest synthetic questions, computed together for
         `retrieve(..., prepared=)` (`retriever.prepared.prepare`)."""
@@ -297,9 +295,10 @@ class Retriever:
         top_tables: int = 10,
         *,
         prepared: Prepared | None = None,
+        dialect: str | None = None,
     ) -> RetrievalResult:
-        """Rank databases and tables for `question` (see the module docstring). `prepared`:
-        its embedding and question hits, when computed with others (`prepare`)."""
+        """Rank databases and tables for `question` (the module docstring); `prepared`: its
+        embedding and hits, made with others' (`prepare`); `dialect`: see `Ranker.rank`."""
         if not question.strip():
             raise RetrieverError("the question is empty")
         if top_databases < 1 or top_tables < 1:
@@ -307,7 +306,7 @@ class Retriever:
         started = time.perf_counter()
         signals, hits, timings = self.signals(question, prepared)
         t0 = time.perf_counter()
-        ranked = self.ranker.rank(question, signals, hits, top_databases, top_tables)
+        ranked = self.ranker.rank(question, signals, hits, top_databases, top_tables, dialect)
         databases = list(ranked.databases)
         timings["fuse_ms"] = (time.perf_counter() - t0) * 1000
         t1 = time.perf_counter()

@@ -34,6 +34,7 @@ class _Job:
     question: str
     top_databases: int
     top_tables: int
+    dialect: str | None
     loop: asyncio.AbstractEventLoop
     future: asyncio.Future[RetrievalResult]
 
@@ -58,16 +59,21 @@ class RetrievalBatcher:
         self._lock = threading.Lock()
 
     async def retrieve(
-        self, retriever: Retriever, question: str, top_databases: int, top_tables: int
+        self,
+        retriever: Retriever,
+        question: str,
+        top_databases: int,
+        top_tables: int,
+        dialect: str | None = None,
     ) -> RetrievalResult:
-        """`retriever.retrieve(question, top_databases, top_tables)`, on the worker threads
-        (started by the first call, and again after `close`)."""
+        """`retriever.retrieve(question, top_databases, top_tables, dialect=dialect)`, on the
+        worker threads (started by the first call, and again after `close`)."""
         with self._lock:
             if not self._threads or not all(thread.is_alive() for thread in self._threads):
                 self._start()
         loop = asyncio.get_running_loop()
         future: asyncio.Future[RetrievalResult] = loop.create_future()
-        self._queue.put(_Job(retriever, question, top_databases, top_tables, loop, future))
+        self._queue.put(_Job(retriever, question, top_databases, top_tables, dialect, loop, future))
         return await future
 
     def close(self) -> None:
@@ -133,7 +139,11 @@ class RetrievalBatcher:
             for job, ready in zip(jobs, prepared, strict=True):
                 try:
                     result = job.retriever.retrieve(
-                        job.question, job.top_databases, job.top_tables, prepared=ready
+                        job.question,
+                        job.top_databases,
+                        job.top_tables,
+                        prepared=ready,
+                        dialect=job.dialect,
                     )
                 except Exception as exc:
                     _settle(job, exception=exc)

@@ -91,6 +91,13 @@ class RetrieveRequest(BaseModel):
         description="LLM-aided schema pooling over the top candidates; needs a pooling LLM "
         "configured on the server (`serve --pool SPEC`), else 501",
     )
+    dialect: StrictStr | None = Field(
+        None,
+        max_length=40,
+        description="rank only the databases whose SQL is written in this dialect (`bigquery`, "
+        "`snowflake`, `sqlite`, ...), as an application connected to one engine would; a "
+        "dialect no database has is a 400",
+    )
 
     _question = field_validator("question")(_not_blank)
 

@@ -13,6 +13,7 @@ import math
 import time
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
+from functools import partial
 from typing import Any
 
 from fastapi import APIRouter, FastAPI, Request
@@ -162,11 +163,14 @@ def _query_routes(
                 )
             if body.pool:  # a language model call: on a thread of its own
                 result = await run_in_threadpool(
-                    retriever.retrieve, body.question, body.top_databases, body.top_tables
+                    partial(retriever.retrieve, dialect=body.dialect),
+                    body.question,
+                    body.top_databases,
+                    body.top_tables,
                 )
             else:
                 result = await batcher.retrieve(
-                    retriever, body.question, body.top_databases, body.top_tables
+                    retriever, body.question, body.top_databases, body.top_tables, body.dialect
                 )
         return JSONResponse(result.as_dict(), headers={BUILD_HEADER: str(loaded.build_id)})
 

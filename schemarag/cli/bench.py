@@ -127,6 +127,13 @@ def register(sub: argparse._SubParsersAction) -> None:
         action="store_true",
         help="put every question's gold and rankings in the --json report",
     )
+    recall.add_argument(
+        "--engine-given",
+        action="store_true",
+        help="rank each question among the databases of its `engine` only (a field of the "
+        "questions file, as in Spider 2.0-lite), as a caller connected to that engine would; "
+        "every method",
+    )
     add_output(recall, "--plot", metavar="OUT.png", help="write recall@k curves")
     add_output(
         recall,
@@ -274,6 +281,7 @@ def cmd_recall(args: argparse.Namespace) -> int:
             limit=args.limit,
             progress=_progress,
             per_question=args.per_question,
+            engine_given=args.engine_given,
         )
     # the query embedder as it ran: with precision "auto" the figures depend on the CPU
     report["embedder"] = embedder.name

@@ -54,6 +54,12 @@ def register(sub: argparse._SubParsersAction) -> None:
         default=ABSTAIN_THRESHOLD,
         help=f"confidence under which no database is proposed (default {ABSTAIN_THRESHOLD})",
     )
+    parser.add_argument(
+        "--dialect",
+        default=None,
+        help="rank only the databases whose SQL is written in this dialect (bigquery, "
+        "snowflake, sqlite, ...), as an application connected to one engine would",
+    )
     parser.add_argument("--json", action="store_true", help="print JSON")
     parser.set_defaults(func=cmd_retrieve)
 
@@ -139,7 +145,9 @@ def cmd_retrieve(args: argparse.Namespace) -> int:
     pool_llm = settings.llm(args.pool) if args.pool else None
     config = RetrieverConfig(abstain_below=args.abstain_below, examples=args.examples)
     with open_retriever(args, settings, config, pool_llm) as retriever:
-        result = retriever.retrieve(args.question, args.top_databases, args.top_tables)
+        result = retriever.retrieve(
+            args.question, args.top_databases, args.top_tables, dialect=args.dialect
+        )
     if args.json:
         print_json(result.as_dict())
     else:

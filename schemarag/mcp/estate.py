@@ -143,13 +143,15 @@ class Estate:
     # -- tools -----------------------------------------------------------------------------
 
     def find_tables(
-        self, question: str, top_databases: int = 3, top_tables: int = 5
+        self, question: str, top_databases: int = 3, top_tables: int = 5, dialect: str | None = None
     ) -> dict[str, Any]:
-        """The ranked databases and tables for `question`, trimmed (see the module docstring)."""
+        """The ranked databases and tables for `question` (of `dialect` only, when given),
+        trimmed (see the module docstring)."""
         if not question.strip():
             raise EstateError("question is empty: ask it in words")
         with self.build() as loaded, self._retrieving:
-            result = loaded.retriever.retrieve(question, top_databases, top_tables).as_dict()
+            found = loaded.retriever.retrieve(question, top_databases, top_tables, dialect=dialect)
+        result = found.as_dict()
         if isinstance(self._catalog, PendingCatalog):  # it waits for a first answer
             self._catalog.answered.set()
         if result["abstained"]:  # what the router does not trust, said first and short

@@ -220,6 +220,14 @@ def _index_tools(server: MCPServer, estate: Estate) -> None:
         ctx: Context,
         top_databases: Annotated[int, Field(ge=1, le=20, description="databases")] = 3,
         top_tables: Annotated[int, Field(ge=1, le=50, description="tables per database")] = 5,
+        dialect: Annotated[
+            str | None,
+            Field(
+                max_length=40,
+                description="only the databases whose SQL is in this dialect (bigquery, "
+                "snowflake, sqlite, ...): the engine you are connected to",
+            ),
+        ] = None,
     ) -> str:
         """The databases and tables that most likely answer `question`, best first, with the
         retriever's confidence (0-1; `abstained` when no database fits), scores, `chosen_tables`
@@ -231,7 +239,7 @@ def _index_tools(server: MCPServer, estate: Estate) -> None:
             await anyio.to_thread.run_sync(
                 _call,
                 "find_tables",
-                lambda: estate.find_tables(question, top_databases, top_tables),
+                lambda: estate.find_tables(question, top_databases, top_tables, dialect),
             )
         )
 

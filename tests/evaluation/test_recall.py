@@ -396,3 +396,52 @@ def test_bench_recall_reads_a_pool_from_any_source_without_a_tables_json(
     assert main([*argv, "--json", str(out)]) == 0
     report = json.loads(out.read_text())
     assert report["questions"] == 2 and report["databases"] == 2
+
+
+def test_bench_recall_engine_given_ranks_each_question_among_its_engines_databases(
+    tmp_path: Path,
+    embedder: HashingEmbedder,
+    sample_dir: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("SCHEMARAG_CACHE", str(tmp_path / "cache.sqlite"))
+    warehouse = Path(__file__).resolve().parents[1] / "fixtures" / "warehouse"
+    sources = [
+        f"infoschema:{warehouse / 'bigquery'}",
+        f"infoschema:{warehouse / 'snowflake'}",
+        f"spider:{sample_dir}",
+    ]
+    store = tmp_path / "kb"  # a real build: it records each database's dialect
+    build = ["index", "build", *sources, "--store", str(store), "--embedder", embedder.name]
+    assert main([*build, "--no-cache", "--chains", "1"]) == 0
+    rows = [
+        {"db_id": "SHOP_DB", "question": "Sessions by traffic source", "gold_tables": ["ORDERS"]},
+        {
+            "db_id": "acme-retail-prod",
+            "question": "Orders by status",
+            "gold_tables": ["crm__customers"],
+        },
+        {"db_id": "concert_singer", "question": "Orders by status", "gold_tables": ["singer"]},
+    ]
+    engines = ["snowflake", "BigQuery", "sqlite"]
+    questions = tmp_path / "q.json"
+    given = [{**row, "engine": e} for row, e in zip(rows, engines, strict=True)]
+    questions.write_text(json.dumps(given))
+    argv = ["bench", "recall", *(a for s in sources for a in ("--source", s))]
+    argv += ["--questions", str(questions), "--store", str(store), "--embedder", embedder.name]
+    out = tmp_path / "recall.json"
+    assert main([*argv, "--engine-given", "--per-question", "--json", str(out)]) == 0
+    report = json.loads(out.read_text())
+    assert report["engine_given"] is True
+    # the only database of each warehouse engine comes first, whatever the question says
+    for row in report["per_question"][:2]:
+        for method, ranking in row["rankings"].items():
+            assert ranking["databases"] == [row["db_id"]], method
+    sqlite = report["per_question"][2]["rankings"]
+    assert all("SHOP_DB" not in r["databases"] for r in sqlite.values())
+    questions.write_text(json.dumps(rows))
+    capsys.readouterr()
+    assert main([*argv, "--engine-given"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "has no `engine`" in err[0], err

@@ -140,6 +140,27 @@ def test_snowflake_tables_are_described_as_database_schema_table(estate: Any) ->
     assert "(Snowflake SQL)" in described and "CREATE TABLE SHOP_DB.SALES.ORDERS (" in described
 
 
+def test_find_tables_ranks_the_databases_of_the_agents_dialect_only(estate: Any) -> None:
+    question = "Which products brought the most revenue?"
+
+    async def session(client: Client) -> dict[str, Any]:
+        return {
+            dialect: await client.call_tool(
+                "find_tables", {"question": question, "top_databases": 5, "dialect": dialect}
+            )
+            for dialect in ("snowflake", "bigquery", "oracle")
+        }
+
+    answers = run(estate, session)
+    for dialect, db in (("snowflake", "SHOP_DB"), ("bigquery", "acme-retail-prod")):
+        assert not answers[dialect].is_error, text(answers[dialect])
+        assert [d["db_id"] for d in json.loads(text(answers[dialect]))["databases"]] == [db]
+    assert answers["oracle"].is_error
+    assert text(answers["oracle"]).endswith(
+        ": no database of dialect 'oracle'; this estate has: bigquery, snowflake"
+    )
+
+
 def test_an_argument_error_is_one_line_in_schemaragss_words(estate: Any) -> None:
     async def session(client: Client) -> Any:
         return await client.call_tool("find_tables", {"question": "x", "top_databases": 500})
