@@ -216,6 +216,8 @@ def _stop_processes_unless_done(
             # concurrent.futures has no public way to kill a pool's processes before 3.14, and
             # forgets them at shutdown: take them first
             processes = list((getattr(pool, "_processes", None) or {}).values())
+            # taken before `shutdown`, which forgets it
+            manager = getattr(pool, "_executor_manager_thread", None)
             for process in processes:
                 with contextlib.suppress(OSError, ValueError, AttributeError):
                     process.kill()
@@ -224,7 +226,6 @@ def _stop_processes_unless_done(
             # happens while the interpreter's exit hook wakes it (3.11 does so without the
             # pool's lock), the hook writes to a closed pipe and prints a traceback after
             # "terminated". Wait, bounded, for the thread to finish first.
-            manager = getattr(pool, "_executor_manager_thread", None)
             if manager is not None:
                 manager.join(timeout=5)
         return False

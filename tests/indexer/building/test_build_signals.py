@@ -261,3 +261,20 @@ def test_sigkill_of_the_build_alone_leaves_processes_that_end_and_a_free_lock(
     wait_until_gone(proc.pid, 5)
     assert running_build(location) is None
     assert next_build(source, store)[0] == pending
+
+
+def test_a_stopped_pool_has_ended_its_manager_thread_before_the_interpreter_exits() -> None:
+    """Left running, the pool's manager thread closes its wake-up pipe while the exit hook of
+    `concurrent.futures` may write to it: a traceback after "interrupted"."""
+    import multiprocessing
+    import time
+    from concurrent.futures import ProcessPoolExecutor
+
+    from indexer.building.synthesize import _stop_processes_unless_done
+
+    pool = ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("fork"))
+    pool.submit(time.sleep, 30)
+    manager = pool._executor_manager_thread
+    assert manager is not None and manager.is_alive()
+    assert _stop_processes_unless_done(pool)(KeyboardInterrupt, None, None) is False
+    assert not manager.is_alive()
