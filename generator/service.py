@@ -45,7 +45,12 @@ class SchemaRetriever(Protocol):
     """What `generate` needs from a retriever (`retriever.Retriever` is one)."""
 
     def retrieve(
-        self, question: str, top_databases: int = 5, top_tables: int = 10
+        self,
+        question: str,
+        top_databases: int = 5,
+        top_tables: int = 10,
+        *,
+        dialect: str | None = None,
     ) -> RetrievalResult: ...
 
 
@@ -62,6 +67,8 @@ class GenerateRequest:
     max_rows: int = 100
     top_databases: int = 5
     top_tables: int = 10
+    #: retrieval ranks only the databases whose SQL is written in it (`Retriever.retrieve`)
+    dialect: str | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.question, str) or not self.question.strip():
@@ -183,7 +190,9 @@ def generate(
             "db_id in the request) or build a knowledge base with `schemarag index build`"
         )
     else:
-        found = retriever.retrieve(request.question, request.top_databases, request.top_tables)
+        found = retriever.retrieve(
+            request.question, request.top_databases, request.top_tables, dialect=request.dialect
+        )
         retrieval = _retrieval_summary(found)
         best = found.database
         if best is None:

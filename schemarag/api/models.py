@@ -235,6 +235,12 @@ class GenerateRequestBody(BaseModel):
     max_rows: Integer = Field(100, ge=1, le=MAX_ROWS, description="rows to return with execute")
     top_databases: Integer = Field(5, ge=1, le=MAX_TOP_DATABASES)
     top_tables: Integer = Field(10, ge=1, le=MAX_TOP_TABLES)
+    dialect: StrictStr | None = Field(
+        None,
+        max_length=40,
+        description="retrieval ranks only the databases whose SQL is written in this dialect "
+        "(as in /v1/retrieve)",
+    )
 
     _question = field_validator("question")(_not_blank)
 

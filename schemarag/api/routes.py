@@ -195,6 +195,7 @@ def _query_routes(
             max_rows=body.max_rows,
             top_databases=body.top_databases,
             top_tables=body.top_tables,
+            dialect=body.dialect,
         )
         generation.check()
         if body.tables is not None:

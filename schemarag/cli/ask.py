@@ -63,6 +63,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("--tables", nargs="+", metavar="TABLE", help="tables to show the LLM")
     parser.add_argument(
+        "--dialect",
+        default=None,
+        help="retrieval ranks only the databases whose SQL is written in this dialect "
+        "(bigquery, snowflake, sqlite, ...)",
+    )
+    parser.add_argument(
         "--store", default=None, help="knowledge base for retrieval (default SCHEMARAG_STORE)"
     )
     parser.add_argument("--collection", default="schemarag", help=argparse.SUPPRESS)
@@ -175,6 +181,7 @@ def cmd_ask(args: argparse.Namespace) -> int:
         strategy=args.strategy,
         execute=args.execute,
         max_rows=args.max_rows,
+        dialect=args.dialect,
     )
     meter = UsageMeter(settings.prices)
     retriever: SchemaRetriever | None = None

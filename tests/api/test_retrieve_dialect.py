@@ -1,7 +1,7 @@
 """Retrieval restricted to one dialect: a caller connected to one engine of a mixed estate (a
 BigQuery export, a Snowflake export and SQLite files) gets only that engine's databases, from
-the Python API, the CLI, `POST /v1/retrieve` and the MCP tool; a dialect no database has is
-one line naming the estate's dialects."""
+the Python API, the CLI, `POST /v1/retrieve`, `POST /v1/generate` and the MCP tool; a dialect
+no database has is one line naming the estate's dialects."""
 
 from __future__ import annotations
 
@@ -9,8 +9,11 @@ from pathlib import Path
 
 import pytest
 
+from generator import Models
+from providers import ScriptedLLM
 from retriever import Retriever, RetrieverError
-from schemagraph import load_catalog
+from schemagraph import Catalog, load_catalog
+from schemarag.api import Generation
 from schemarag.cli import main
 from tests.api.conftest import EMBEDDER, Serve, assert_error, build_store
 
@@ -19,14 +22,20 @@ QUESTION = "How many orders were shipped per product category?"
 
 
 @pytest.fixture(scope="module")
-def mixed_store(tmp_path_factory: pytest.TempPathFactory, sample_dir: Path) -> Path:
+def mixed_catalog(sample_dir: Path) -> Catalog:
+    return load_catalog(
+        [
+            f"infoschema:{WAREHOUSE / 'bigquery'}",
+            f"infoschema:{WAREHOUSE / 'snowflake'}",
+            f"spider:{sample_dir}",
+        ]
+    )
+
+
+@pytest.fixture(scope="module")
+def mixed_store(tmp_path_factory: pytest.TempPathFactory, mixed_catalog: Catalog) -> Path:
     store = tmp_path_factory.mktemp("dialects") / "kb"
-    sources = [
-        f"infoschema:{WAREHOUSE / 'bigquery'}",
-        f"infoschema:{WAREHOUSE / 'snowflake'}",
-        f"spider:{sample_dir}",
-    ]
-    build_store(store, load_catalog(sources))
+    build_store(store, mixed_catalog)
     return store
 
 
@@ -74,3 +83,17 @@ def test_post_retrieve_takes_a_dialect(serve: Serve, mixed_store: Path) -> None:
         unknown = client.post("/v1/retrieve", json={"question": QUESTION, "dialect": "oracle"})
         body = assert_error(unknown, 422, "invalid_request")
         assert "this estate has: bigquery, snowflake, sqlite" in body["message"]
+
+
+def test_post_generate_retrieves_among_the_dialects_databases(
+    serve: Serve, mixed_store: Path, mixed_catalog: Catalog
+) -> None:
+    llm = ScriptedLLM("```sql\nSELECT 1\n```")
+    generation = Generation(mixed_catalog, Models((llm,)))
+    body = {"question": QUESTION, "strategy": "single", "top_databases": 5}
+    with serve(mixed_store, generation=generation) as client:
+        for dialect, expected in (("snowflake", ["SHOP_DB"]), ("bigquery", ["acme-retail-prod"])):
+            found = client.post("/v1/generate", json={**body, "dialect": dialect})
+            assert found.status_code == 200, found.text
+            ranked = [d["db_id"] for d in found.json()["retrieval"]["databases"]]
+            assert ranked == expected

@@ -8,6 +8,7 @@ import shutil
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import ClassVar
 
 import pytest
 
@@ -125,8 +126,12 @@ def test_ask_without_db_uses_the_retriever(
 
     class Fake:
         closed = False
+        dialects: ClassVar[list[str | None]] = []
 
-        def retrieve(self, question: str, top_databases: int = 5, top_tables: int = 10):
+        def retrieve(
+            self, question: str, top_databases: int = 5, top_tables: int = 10, *, dialect=None
+        ):
+            Fake.dialects.append(dialect)
             return result
 
         def close(self) -> None:
@@ -137,6 +142,8 @@ def test_ask_without_db_uses_the_retriever(
     data = json.loads(capsys.readouterr().out)
     assert code == 0 and data["db_id"] == "concert_singer" and data["sql"] == GOOD
     assert data["retrieval"]["confidence"] == 0.9 and Fake.closed
+    assert main(["ask", "How many singers?", "--llm", SCRIPTED, "--dialect", "sqlite"]) == 0
+    assert Fake.dialects == [None, "sqlite"]  # retrieval told the engine
 
 
 def test_ask_without_db_and_without_a_store_says_so(

@@ -21,7 +21,9 @@ class FakeRetriever:
         self.result = result
         self.asked: list[tuple[str, int, int]] = []
 
-    def retrieve(self, question: str, top_databases: int = 5, top_tables: int = 10):
+    def retrieve(
+        self, question: str, top_databases: int = 5, top_tables: int = 10, *, dialect=None
+    ):
         self.asked.append((question, top_databases, top_tables))
         return self.result
 
