@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -26,7 +26,7 @@ from indexer.examples.records import Dropped, ExamplePlan, plan_examples
 from indexer.examples.stored import StoredExample
 from indexer.synthesis.warehouse_roles import is_warehouse
 from schemagraph import Catalog, Database, Traversal, database_fingerprint, table_fingerprint
-from schemagraph.containment import find_relations
+from schemagraph.containment import EstateRelations
 from schemagraph.model import fold
 from store.manifest import Manifest
 from store.records import ROUTING
@@ -66,14 +66,16 @@ def traversal_key(db: Database, traversal: Traversal, signature: str, routed: bo
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:32]
 
 
-def routing_databases(catalog: Catalog) -> frozenset[str]:
+def routing_databases(catalog: Catalog, relations: Callable[[], EstateRelations]) -> frozenset[str]:
     """The databases whose traversals get routing keys (`indexer.building.synthesize`): the
     warehouses, a twin group's only in its first member by id (a mirror's keys would repeat
-    its twin's and split their votes; which twin answers is the twin separator's to say)."""
+    its twin's and split their votes; which twin answers is the twin separator's to say).
+    `relations`: the catalog's (`schemagraph.containment.find_relations`), asked for only on
+    an estate with a warehouse."""
     warehouses = [db for db in catalog if is_warehouse(db)]
     if not warehouses:
         return frozenset()
-    twins = find_relations(catalog).twins
+    twins = relations().twins
     later = {m for group in twins for m in sorted(group.members, key=fold)[1:]}
     return frozenset(db.id for db in warehouses if db.id not in later)
 

@@ -12,9 +12,10 @@ where it stopped.
 
 from __future__ import annotations
 
+import functools
 import logging
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -86,7 +87,10 @@ def _build(
     # a family of sharded tables is indexed once, as its newest member (schemagraph.families)
     families = [Family.from_json(f.as_dict()) for db in catalog for f in find_families(db)]
     catalog = collapse_families(catalog)
-    served, plan = _plan(catalog, location, services, config)
+    # twins and containment, found once when a step needs them (the plan's routing keys, the
+    # manifest): at 10,000 databases they take seconds
+    relations = functools.cache(functools.partial(find_relations, catalog))
+    served, plan = _plan(catalog, location, services, config, relations)
     timings["plan"] = time.perf_counter() - started
     for dropped in plan.dropped_examples:
         log.warning("user example %s (%s) left out: %s", dropped.id, dropped.where, dropped.reason)
@@ -96,7 +100,7 @@ def _build(
         if sources and served.sources != sources:
             changes["sources"] = sources
         if "related" in served.absent:  # written before the relations were recorded whole
-            changes.update(_relations(find_relations(catalog)))
+            changes.update(_relations(relations()))
         if changes:
             served.but(**changes).write(location.build_dir(served.build_id))
         seconds = time.perf_counter() - started
@@ -112,7 +116,7 @@ def _build(
     done = _synthesize_and_load(catalog, location, plan, build_id, services, config, timings)
     report = _report(catalog, plan, build_id, done, services, timings, started)
     manifest = _manifest(
-        catalog, location, plan, build_id, done.finished, families, services, config
+        catalog, location, plan, build_id, done.finished, families, services, config, relations()
     ).but(sources=sources)
     pruned = publish(location, manifest.but(report=report.as_dict()), config.keep_builds)
     if pruned:
@@ -121,7 +125,11 @@ def _build(
 
 
 def _plan(
-    catalog: Catalog, location: StoreLocation, services: BuildServices, config: BuildConfig
+    catalog: Catalog,
+    location: StoreLocation,
+    services: BuildServices,
+    config: BuildConfig,
+    relations: Callable[[], EstateRelations],
 ) -> tuple[Manifest | None, BuildPlan]:
     """The served build's manifest (None: none yet) and the plan against it."""
     traversals = enumerate_traversals(build_graph(catalog), config.traversal)
@@ -145,7 +153,7 @@ def _plan(
         embedder=services.embedder.name,
         seed=config.seed,
         full=config.full,
-        routed=routing_databases(catalog) if config.routing_keys else frozenset(),
+        routed=routing_databases(catalog, relations) if config.routing_keys else frozenset(),
     )
     return served, plan
 
@@ -310,6 +318,7 @@ def _manifest(
     families: list[Family],
     services: BuildServices,
     config: BuildConfig,
+    relations: EstateRelations,
 ) -> Manifest:
     """The manifest of the loaded build (its report still to be set)."""
     return Manifest(
@@ -330,7 +339,7 @@ def _manifest(
         examples=plan.published_examples(finished),
         layout=config.layout,
         table_documents=table_signature(config.seed),
-        **_relations(find_relations(catalog)),
+        **_relations(relations),
     )
 
 

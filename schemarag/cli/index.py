@@ -83,7 +83,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         action="store_true",
         help="on warehouses, also index each traversal's pairs as SQLite's phrasing would write "
         "them, to vote and never be shown (Spider 2.0-lite: +2.9 db_R@1 from tables.json, "
-        "+2.2 from the engines' exports, where twins as one lose 1.0)",
+        "+2.2 from the engines' exports, where twins as one lose 1.1)",
     )
     build.add_argument("--concurrency", type=int, default=4, help="parallel synthesis calls")
     build.add_argument(

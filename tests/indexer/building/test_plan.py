@@ -29,6 +29,7 @@ from schemagraph import (
     load_catalog,
     table_fingerprint,
 )
+from schemagraph.containment import EstateRelations, find_relations
 from schemagraph.families import collapse_families
 from schemarag.samples import SPIDER_SAMPLE
 from store.manifest import Manifest
@@ -268,8 +269,15 @@ def test_routing_keys_go_to_warehouses_once_per_twin_group() -> None:
             pets,
         )
     )
-    assert routing_databases(catalog) == {"pets", "concert_singer"}
-    assert routing_databases(Catalog((pets,))) == frozenset()
+    assert routing_databases(catalog, lambda: find_relations(catalog)) == {
+        "pets",
+        "concert_singer",
+    }
+
+    def unasked() -> EstateRelations:
+        raise AssertionError("an estate without a warehouse needs no relations")
+
+    assert routing_databases(Catalog((pets,)), unasked) == frozenset()
     db = catalog.database("pets")
     traversal = enumerate_traversals(build_graph(catalog))[0]
     assert traversal_key(db, traversal, "s", True) != traversal_key(db, traversal, "s")
