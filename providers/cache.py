@@ -7,6 +7,7 @@ import json
 import logging
 import sqlite3
 import threading
+import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -88,12 +89,22 @@ class ProviderCache:
         self._path = location
         self._lock = threading.Lock()
         self._connection = sqlite3.connect(location, check_same_thread=False, timeout=30.0)
-        with self._lock:
-            if location != ":memory:":
-                self._connection.execute("PRAGMA journal_mode=WAL")
-                self._connection.execute("PRAGMA synchronous=NORMAL")
-            self._connection.executescript(_SCHEMA)
-            self._connection.commit()
+        deadline = time.monotonic() + 30.0
+        while True:
+            try:
+                with self._lock:
+                    if location != ":memory:":
+                        self._connection.execute("PRAGMA journal_mode=WAL")
+                        self._connection.execute("PRAGMA synchronous=NORMAL")
+                    self._connection.executescript(_SCHEMA)
+                    self._connection.commit()
+                break
+            except sqlite3.OperationalError as exc:
+                # Processes that open a new cache at once (the workers of `serve`) can deadlock
+                # on its first write, and SQLite answers "locked" at once, not after `timeout`.
+                if "locked" not in str(exc) or time.monotonic() > deadline:
+                    raise
+                time.sleep(0.05)
         self._stats = CacheStats()
 
     @property

@@ -321,3 +321,25 @@ def test_in_memory_cache_and_usage_round_trip():
 def test_empty_path_is_rejected():
     with pytest.raises(ConfigurationError, match="path"):
         ProviderCache("")
+
+
+def _open_at_once(path: str, barrier: Any) -> None:
+    barrier.wait()
+    ProviderCache(path).close()
+
+
+def test_processes_that_open_a_new_cache_at_once_all_open_it(tmp_path):
+    """As the workers of `serve` do: processes opening the same new file together can deadlock
+    on its first write, which SQLite answers "locked" without waiting; every one opens it."""
+    import multiprocessing
+
+    context = multiprocessing.get_context("fork")
+    for round_ in range(10):
+        path = str(tmp_path / f"cache{round_}.sqlite")
+        barrier = context.Barrier(6)
+        processes = [context.Process(target=_open_at_once, args=(path, barrier)) for _ in range(6)]
+        for process in processes:
+            process.start()
+        for process in processes:
+            process.join(timeout=60)
+        assert [p.exitcode for p in processes] == [0] * 6
